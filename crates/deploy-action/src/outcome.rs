@@ -1,0 +1,110 @@
+//! What a run found out, as plain data: the input of every renderer (terminal, JSON report,
+//! check run, job summary), so that all of them tell the same story.
+
+use crate::verdict::{Reason, RunResult, Verdict};
+use serde::Serialize;
+
+/// Which resource, as the manifests name it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ResourceId {
+    pub api_version: String,
+    pub kind: String,
+    /// `None` for cluster-scoped kinds.
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ResourceId {
+    /// `Deployment/web` (or `Deployment/shop/web` when `with_namespace`).
+    pub fn display(&self, with_namespace: bool) -> String {
+        match (&self.namespace, with_namespace) {
+            (Some(ns), true) => format!("{}/{}/{}", self.kind, ns, self.name),
+            _ => format!("{}/{}", self.kind, self.name),
+        }
+    }
+}
+
+/// A place in a manifest file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceSpan {
+    /// The path as the user gave it (or `-` for stdin), relative where possible.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
+/// The container a failure is about, when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContainerRef {
+    pub pod: String,
+    pub container: String,
+    pub image: Option<String>,
+}
+
+/// The last lines a container wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogTail {
+    pub pod: String,
+    pub container: String,
+    /// `true` when these are the logs of the previous (crashed) instance.
+    pub previous: bool,
+    pub lines: Vec<String>,
+}
+
+/// One Kubernetes event, reduced to what a reader needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EventLine {
+    /// `Warning` or `Normal`.
+    pub kind: String,
+    pub reason: String,
+    pub message: String,
+    /// The object the event is about, e.g. `Pod/web-7d4b9c-x2x9q`.
+    pub object: String,
+    pub count: u32,
+}
+
+/// The verdict on one resource, with everything needed to explain it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    pub resource: ResourceId,
+    pub verdict: Verdict,
+    /// Set for failed and timed-out resources.
+    pub reason: Option<Reason>,
+    /// One or two sentences: what happened.
+    pub message: String,
+    /// Where the resource is declared.
+    pub source: Option<SourceSpan>,
+    /// Where the failure points: the `image:` line for image reasons, else the document.
+    pub annotation_source: Option<SourceSpan>,
+    pub container: Option<ContainerRef>,
+    /// Seconds from the apply to the verdict.
+    pub seconds: f64,
+    pub events: Vec<EventLine>,
+    pub logs: Option<LogTail>,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunOutcome {
+    pub result: RunResult,
+    pub dry_run: bool,
+    /// Seconds the run took, start to verdict.
+    pub seconds: f64,
+    pub outcomes: Vec<Outcome>,
+}
+
+impl RunOutcome {
+    pub fn new(dry_run: bool, seconds: f64, outcomes: Vec<Outcome>) -> Self {
+        let result = RunResult::from_verdicts(outcomes.iter().map(|o| o.verdict));
+        RunOutcome {
+            result,
+            dry_run,
+            seconds,
+            outcomes,
+        }
+    }
+
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.outcomes.iter().filter(|o| o.verdict == verdict).count()
+    }
+}

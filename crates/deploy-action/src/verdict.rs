@@ -1,0 +1,243 @@
+//! The verdict vocabulary: the words the terminal, the JSON report and the check run share.
+//!
+//! These names are a contract with users (scripts read the report), so they are spelled
+//! here once, with serde renames, and nowhere else.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The final word on one resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Succeeded,
+    Failed,
+    TimedOut,
+}
+
+/// Why a resource failed or timed out. Each reason belongs to exactly one verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    // Hard failures: evidence that waiting cannot fix.
+    ImageNotFound,
+    ImageUnauthorized,
+    InvalidImageName,
+    CrashLoop,
+    ContainerConfigError,
+    ContainerCannotRun,
+    JobFailed,
+    PodFailed,
+    ApplyRejected,
+    ConditionFailed,
+    PvcLost,
+    // Timeouts: something time might still fix, named so the reader knows what was slow.
+    RegistrySlow,
+    ImagePullBackoff,
+    Unschedulable,
+    ReadinessFailing,
+    ProgressDeadlineExceeded,
+    NotReady,
+}
+
+impl Reason {
+    /// Every reason, in the order of the vocabulary table.
+    pub const ALL: [Reason; 17] = [
+        Reason::ImageNotFound,
+        Reason::ImageUnauthorized,
+        Reason::InvalidImageName,
+        Reason::CrashLoop,
+        Reason::ContainerConfigError,
+        Reason::ContainerCannotRun,
+        Reason::JobFailed,
+        Reason::PodFailed,
+        Reason::ApplyRejected,
+        Reason::ConditionFailed,
+        Reason::PvcLost,
+        Reason::RegistrySlow,
+        Reason::ImagePullBackoff,
+        Reason::Unschedulable,
+        Reason::ReadinessFailing,
+        Reason::ProgressDeadlineExceeded,
+        Reason::NotReady,
+    ];
+
+    /// The verdict this reason belongs to.
+    pub fn verdict(self) -> Verdict {
+        match self {
+            Reason::ImageNotFound
+            | Reason::ImageUnauthorized
+            | Reason::InvalidImageName
+            | Reason::CrashLoop
+            | Reason::ContainerConfigError
+            | Reason::ContainerCannotRun
+            | Reason::JobFailed
+            | Reason::PodFailed
+            | Reason::ApplyRejected
+            | Reason::ConditionFailed
+            | Reason::PvcLost => Verdict::Failed,
+            Reason::RegistrySlow
+            | Reason::ImagePullBackoff
+            | Reason::Unschedulable
+            | Reason::ReadinessFailing
+            | Reason::ProgressDeadlineExceeded
+            | Reason::NotReady => Verdict::TimedOut,
+        }
+    }
+
+    /// The snake_case word used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::ImageNotFound => "image_not_found",
+            Reason::ImageUnauthorized => "image_unauthorized",
+            Reason::InvalidImageName => "invalid_image_name",
+            Reason::CrashLoop => "crash_loop",
+            Reason::ContainerConfigError => "container_config_error",
+            Reason::ContainerCannotRun => "container_cannot_run",
+            Reason::JobFailed => "job_failed",
+            Reason::PodFailed => "pod_failed",
+            Reason::ApplyRejected => "apply_rejected",
+            Reason::ConditionFailed => "condition_failed",
+            Reason::PvcLost => "pvc_lost",
+            Reason::RegistrySlow => "registry_slow",
+            Reason::ImagePullBackoff => "image_pull_backoff",
+            Reason::Unschedulable => "unschedulable",
+            Reason::ReadinessFailing => "readiness_failing",
+            Reason::ProgressDeadlineExceeded => "progress_deadline_exceeded",
+            Reason::NotReady => "not_ready",
+        }
+    }
+
+    /// A short human title ("Image not found", "Timed out: registry slow").
+    pub fn title(self) -> &'static str {
+        match self {
+            Reason::ImageNotFound => "Image not found",
+            Reason::ImageUnauthorized => "Image pull unauthorized",
+            Reason::InvalidImageName => "Invalid image name",
+            Reason::CrashLoop => "Crash loop",
+            Reason::ContainerConfigError => "Container config error",
+            Reason::ContainerCannotRun => "Container cannot run",
+            Reason::JobFailed => "Job failed",
+            Reason::PodFailed => "Pod failed",
+            Reason::ApplyRejected => "Apply rejected",
+            Reason::ConditionFailed => "Condition failed",
+            Reason::PvcLost => "PVC lost",
+            Reason::RegistrySlow => "Timed out: registry slow",
+            Reason::ImagePullBackoff => "Timed out: image pull back-off",
+            Reason::Unschedulable => "Timed out: unschedulable",
+            Reason::ReadinessFailing => "Timed out: readiness failing",
+            Reason::ProgressDeadlineExceeded => "Timed out: progress deadline exceeded",
+            Reason::NotReady => "Timed out: not ready",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Succeeded => "succeeded",
+            Verdict::Failed => "failed",
+            Verdict::TimedOut => "timed_out",
+        })
+    }
+}
+
+/// The result of a whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunResult {
+    Success,
+    Failure,
+    TimedOut,
+}
+
+impl RunResult {
+    /// `failure` if any resource failed, else `timed_out` if any timed out, else `success`.
+    pub fn from_verdicts(verdicts: impl IntoIterator<Item = Verdict>) -> Self {
+        let mut result = RunResult::Success;
+        for v in verdicts {
+            match v {
+                Verdict::Failed => return RunResult::Failure,
+                Verdict::TimedOut => result = RunResult::TimedOut,
+                Verdict::Succeeded => {}
+            }
+        }
+        result
+    }
+
+    /// The documented process exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RunResult::Success => 0,
+            RunResult::Failure => 1,
+            RunResult::TimedOut => 70,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunResult::Success => "success",
+            RunResult::Failure => "failure",
+            RunResult::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// Exit code for invalid input or configuration (nothing was applied).
+pub const EXIT_INVALID_INPUT: u8 = 2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_serializes_to_its_vocabulary_word() {
+        for reason in Reason::ALL {
+            let json = serde_json::to_value(reason).unwrap();
+            assert_eq!(json, serde_json::Value::String(reason.as_str().to_owned()));
+        }
+    }
+
+    #[test]
+    fn reasons_split_into_failures_and_timeouts_as_the_vocabulary_says() {
+        let failed: Vec<_> = Reason::ALL
+            .iter()
+            .filter(|r| r.verdict() == Verdict::Failed)
+            .map(|r| r.as_str())
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                "image_not_found",
+                "image_unauthorized",
+                "invalid_image_name",
+                "crash_loop",
+                "container_config_error",
+                "container_cannot_run",
+                "job_failed",
+                "pod_failed",
+                "apply_rejected",
+                "condition_failed",
+                "pvc_lost"
+            ]
+        );
+        assert!(Reason::ALL.iter().filter(|r| r.verdict() == Verdict::TimedOut).count() == 6);
+    }
+
+    #[test]
+    fn run_result_prefers_failure_then_timeout() {
+        use Verdict::*;
+        assert_eq!(RunResult::from_verdicts([Succeeded, TimedOut, Failed]), RunResult::Failure);
+        assert_eq!(RunResult::from_verdicts([Succeeded, TimedOut]), RunResult::TimedOut);
+        assert_eq!(RunResult::from_verdicts([Succeeded]), RunResult::Success);
+        assert_eq!(RunResult::from_verdicts([]), RunResult::Success);
+        assert_eq!(RunResult::Failure.exit_code(), 1);
+        assert_eq!(RunResult::TimedOut.exit_code(), 70);
+    }
+}

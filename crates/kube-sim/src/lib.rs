@@ -1,0 +1,7 @@
+//! kube-sim: a simulated Kubernetes cluster (API server, controllers, kubelet) in memory,
+//! deterministic under tokio's paused clock, for testing deploy tools without a cluster.
+
+pub mod clock;
+pub mod resources;
+pub mod scenario;
+pub mod store;

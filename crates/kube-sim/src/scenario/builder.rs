@@ -1,0 +1,80 @@
+//! The Rust equivalent of a scenario file, for tests.
+
+use super::image::ImageBehaviour;
+use super::{Fault, KubeVersion, NodeSpec, Scenario, TimelineStep, node_names};
+use serde_json::Value;
+use std::time::Duration;
+
+/// Builds a [`Scenario`] step by step; anything not set keeps the file format's default.
+#[derive(Debug, Clone, Default)]
+pub struct ScenarioBuilder {
+    scenario: Scenario,
+}
+
+impl ScenarioBuilder {
+    /// `"1.31"`, `"1.33"`, ...
+    ///
+    /// # Panics
+    /// On a string that is not a version.
+    pub fn kubernetes_version(mut self, version: &str) -> Self {
+        self.scenario.kubernetes_version =
+            KubeVersion::parse(version).expect("a version such as \"1.33\"");
+        self
+    }
+
+    pub fn nodes(mut self, count: usize) -> Self {
+        self.scenario.nodes = node_names(count);
+        self
+    }
+
+    pub fn node(mut self, node: NodeSpec) -> Self {
+        self.scenario.nodes.push(node);
+        self
+    }
+
+    pub fn no_nodes(mut self) -> Self {
+        self.scenario.nodes.clear();
+        self
+    }
+
+    pub fn default_image(mut self, behaviour: ImageBehaviour) -> Self {
+        self.scenario.images.default = behaviour;
+        self
+    }
+
+    /// Behaviour for an exact reference or a glob.
+    pub fn image(mut self, reference: &str, behaviour: ImageBehaviour) -> Self {
+        self.scenario.images.rules.push((reference.to_owned(), behaviour));
+        self
+    }
+
+    pub fn fault(mut self, fault: Fault) -> Self {
+        self.scenario.faults.push(fault);
+        self
+    }
+
+    /// Apply literal objects (status included) at `at`; controllers leave them alone.
+    pub fn at(mut self, at: Duration, objects: Vec<Value>) -> Self {
+        self.scenario.timeline.push(TimelineStep {
+            at,
+            apply: objects,
+            delete: Vec::new(),
+        });
+        self.scenario.timeline.sort_by_key(|s| s.at);
+        self
+    }
+
+    pub fn controller_delay(mut self, delay: Duration) -> Self {
+        self.scenario.controller_delay = delay;
+        self
+    }
+
+    pub fn watch_history(mut self, events: usize) -> Self {
+        self.scenario.watch_history = events.max(1);
+        self
+    }
+
+    pub fn build(self) -> Scenario {
+        self.scenario
+    }
+}

@@ -1,0 +1,448 @@
+//! The object store: every object of the cluster as JSON, one global resourceVersion
+//! counter, a bounded history of changes for watch resumption, and a broadcast of every
+//! change to watchers and controllers. All writes go through here.
+
+use crate::clock::Clock;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::broadcast;
+
+/// Where an object lives: its resource (group + plural), namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    pub group: String,
+    pub plural: String,
+    /// Empty for cluster-scoped objects.
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectKey {
+    pub fn new(group: &str, plural: &str, namespace: &str, name: &str) -> Self {
+        ObjectKey {
+            group: group.to_owned(),
+            plural: plural.to_owned(),
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// Whether `self` belongs to the given resource (and namespace, when one is given).
+    pub fn in_collection(&self, group: &str, plural: &str, namespace: Option<&str>) -> bool {
+        self.group == group
+            && self.plural == plural
+            && namespace.is_none_or(|ns| ns.is_empty() || self.namespace == ns)
+    }
+}
+
+/// What kind of change a watch event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl ChangeType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeType::Added => "ADDED",
+            ChangeType::Modified => "MODIFIED",
+            ChangeType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed change.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub rv: u64,
+    pub kind: ChangeType,
+    pub key: ObjectKey,
+    /// The object after the change (for deletes: the last state, with a new resourceVersion).
+    pub object: Arc<Value>,
+    pub previous: Option<Arc<Value>>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum StoreError {
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("the object has been modified; please apply your changes to the latest version and try again")]
+    Conflict,
+    #[error("too old resource version: {requested} ({oldest})")]
+    Expired { requested: u64, oldest: u64 },
+}
+
+/// How a delete is carried out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeleteOptions {
+    /// Seconds a pod may take to terminate; pods with a grace period are only marked.
+    pub grace_period_seconds: Option<i64>,
+}
+
+struct Inner {
+    rv: u64,
+    objects: BTreeMap<ObjectKey, Arc<Value>>,
+    history: VecDeque<Arc<Change>>,
+    /// The resourceVersion before the oldest change kept in `history`.
+    horizon: u64,
+    uids: u64,
+    frozen: HashSet<ObjectKey>,
+}
+
+/// The in-memory store shared by the API server, controllers and kubelet.
+pub struct Store {
+    inner: Mutex<Inner>,
+    tx: broadcast::Sender<Arc<Change>>,
+    clock: Clock,
+    history_limit: usize,
+}
+
+impl Store {
+    pub fn new(clock: Clock, history_limit: usize) -> Self {
+        let (tx, _) = broadcast::channel(1 << 16);
+        Store {
+            inner: Mutex::new(Inner {
+                rv: 1000,
+                objects: BTreeMap::new(),
+                history: VecDeque::new(),
+                horizon: 1000,
+                uids: 0,
+                frozen: HashSet::new(),
+            }),
+            tx,
+            clock,
+            history_limit,
+        }
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().expect("store lock poisoned")
+    }
+
+    pub fn current_rv(&self) -> u64 {
+        self.lock().rv
+    }
+
+    pub fn get(&self, key: &ObjectKey) -> Option<Arc<Value>> {
+        self.lock().objects.get(key).cloned()
+    }
+
+    /// All objects of a resource (in one namespace, or all when `None`), with the list's RV.
+    pub fn list(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: Option<&str>,
+    ) -> (Vec<Arc<Value>>, u64) {
+        let inner = self.lock();
+        let items = inner
+            .objects
+            .iter()
+            .filter(|(k, _)| k.in_collection(group, plural, namespace))
+            .map(|(_, v)| v.clone())
+            .collect();
+        (items, inner.rv)
+    }
+
+    /// Subscribe to every change from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.tx.subscribe()
+    }
+
+    /// Changes after `rv` still in history plus a live subscription, taken atomically.
+    pub fn watch_from(
+        &self,
+        rv: u64,
+    ) -> Result<(Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>), StoreError> {
+        let inner = self.lock();
+        if rv < inner.horizon {
+            return Err(StoreError::Expired {
+                requested: rv,
+                oldest: inner.horizon,
+            });
+        }
+        let past = inner.history.iter().filter(|c| c.rv > rv).cloned().collect();
+        Ok((past, self.tx.subscribe()))
+    }
+
+    /// Forget history older than `rv`, as compaction does (for expired-watch tests).
+    pub fn compact(&self) {
+        let mut inner = self.lock();
+        inner.history.clear();
+        inner.horizon = inner.rv;
+    }
+
+    /// Mark an object as replayed from a timeline: controllers and the kubelet leave it alone.
+    pub fn freeze(&self, key: &ObjectKey) {
+        self.lock().frozen.insert(key.clone());
+    }
+
+    pub fn is_frozen(&self, key: &ObjectKey) -> bool {
+        self.lock().frozen.contains(key)
+    }
+
+    /// Create an object; the store sets uid, resourceVersion, generation and timestamp.
+    pub fn create(&self, key: &ObjectKey, mut object: Value) -> Result<Arc<Value>, StoreError> {
+        let mut inner = self.lock();
+        if inner.objects.contains_key(key) {
+            return Err(StoreError::AlreadyExists(describe(key)));
+        }
+        inner.uids += 1;
+        let uid = format!("5e1f0000-0000-4000-8000-{:012x}", inner.uids);
+        let now = self.clock.now_rfc3339();
+        let meta = metadata_mut(&mut object);
+        meta.insert("uid".into(), json!(uid));
+        meta.entry("creationTimestamp").or_insert(json!(now));
+        if meta.get("creationTimestamp").is_some_and(Value::is_null) {
+            meta.insert("creationTimestamp".into(), json!(now));
+        }
+        meta.insert("generation".into(), json!(1));
+        meta.remove("deletionTimestamp");
+        if !key.namespace.is_empty() {
+            meta.insert("namespace".into(), json!(key.namespace));
+        }
+        meta.insert("name".into(), json!(key.name));
+        Ok(self.commit(&mut inner, ChangeType::Added, key, object, None))
+    }
+
+    /// Replace an object. `expected_rv` is the optimistic-concurrency precondition.
+    /// Generation rises when anything outside metadata and status changed.
+    pub fn update(
+        &self,
+        key: &ObjectKey,
+        mut object: Value,
+        expected_rv: Option<&str>,
+    ) -> Result<Arc<Value>, StoreError> {
+        let mut inner = self.lock();
+        let old = inner
+            .objects
+            .get(key)
+            .cloned()
+            .ok_or_else(|| StoreError::NotFound(describe(key)))?;
+        if let Some(expected) = expected_rv.filter(|e| !e.is_empty()) {
+            if old.pointer("/metadata/resourceVersion").and_then(Value::as_str) != Some(expected) {
+                return Err(StoreError::Conflict);
+            }
+        }
+        let old_meta = old.get("metadata").cloned().unwrap_or_default();
+        let mut generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
+        if spec_changed(&old, &object) {
+            generation += 1;
+        }
+        let meta = metadata_mut(&mut object);
+        for immutable in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+            match old_meta.get(immutable) {
+                Some(v) => meta.insert(immutable.into(), v.clone()),
+                None => meta.remove(immutable),
+            };
+        }
+        meta.insert("generation".into(), json!(generation));
+        let finalizers_empty = meta
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if meta.contains_key("deletionTimestamp") && finalizers_empty {
+            return Ok(self.remove(&mut inner, key, object));
+        }
+        Ok(self.commit(&mut inner, ChangeType::Modified, key, object, Some(old)))
+    }
+
+    /// Delete an object: removed at once, or marked with deletionTimestamp while finalizers
+    /// remain or a pod's grace period runs. Returns the object as it stands afterwards.
+    pub fn delete(&self, key: &ObjectKey, opts: DeleteOptions) -> Result<Arc<Value>, StoreError> {
+        let mut inner = self.lock();
+        let old = inner
+            .objects
+            .get(key)
+            .cloned()
+            .ok_or_else(|| StoreError::NotFound(describe(key)))?;
+        let has_finalizers = old
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        let graceful = key.plural == "pods"
+            && key.group.is_empty()
+            && opts.grace_period_seconds.unwrap_or(30) > 0
+            && !inner.frozen.contains(key);
+        if !has_finalizers && !graceful {
+            let object = (*old).clone();
+            return Ok(self.remove(&mut inner, key, object));
+        }
+        if old.pointer("/metadata/deletionTimestamp").is_some() {
+            return Ok(old);
+        }
+        let mut object = (*old).clone();
+        let meta = metadata_mut(&mut object);
+        meta.insert("deletionTimestamp".into(), json!(self.clock.now_rfc3339()));
+        let grace = if graceful { opts.grace_period_seconds.unwrap_or(30) } else { 0 };
+        meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
+        Ok(self.commit(&mut inner, ChangeType::Modified, key, object, Some(old)))
+    }
+
+    /// Remove an object now, whatever its finalizers (the kubelet ending a terminated pod).
+    pub fn remove_now(&self, key: &ObjectKey) -> Option<Arc<Value>> {
+        let mut inner = self.lock();
+        let old = inner.objects.get(key).cloned()?;
+        Some(self.remove(&mut inner, key, (*old).clone()))
+    }
+
+    fn remove(&self, inner: &mut Inner, key: &ObjectKey, object: Value) -> Arc<Value> {
+        let old = inner.objects.remove(key);
+        inner.frozen.remove(key);
+        self.commit_change(inner, ChangeType::Deleted, key, object, old)
+    }
+
+    fn commit(
+        &self,
+        inner: &mut Inner,
+        kind: ChangeType,
+        key: &ObjectKey,
+        object: Value,
+        previous: Option<Arc<Value>>,
+    ) -> Arc<Value> {
+        let object = self.commit_change(inner, kind, key, object, previous);
+        inner.objects.insert(key.clone(), object.clone());
+        object
+    }
+
+    fn commit_change(
+        &self,
+        inner: &mut Inner,
+        kind: ChangeType,
+        key: &ObjectKey,
+        mut object: Value,
+        previous: Option<Arc<Value>>,
+    ) -> Arc<Value> {
+        inner.rv += 1;
+        let rv = inner.rv;
+        metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
+        let object = Arc::new(object);
+        let change = Arc::new(Change {
+            rv,
+            kind,
+            key: key.clone(),
+            object: object.clone(),
+            previous,
+        });
+        inner.history.push_back(change.clone());
+        while inner.history.len() > self.history_limit {
+            if let Some(dropped) = inner.history.pop_front() {
+                inner.horizon = dropped.rv;
+            }
+        }
+        // Sent under the lock so every receiver sees changes in resourceVersion order.
+        let _ = self.tx.send(change);
+        object
+    }
+}
+
+fn describe(key: &ObjectKey) -> String {
+    if key.group.is_empty() {
+        format!("{} \"{}\"", key.plural, key.name)
+    } else {
+        format!("{}.{} \"{}\"", key.plural, key.group, key.name)
+    }
+}
+
+/// The object's metadata map, created if missing.
+pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
+    if !object.is_object() {
+        *object = json!({});
+    }
+    let obj = object.as_object_mut().expect("object");
+    let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    meta.as_object_mut().expect("metadata object")
+}
+
+/// Whether anything but metadata and status differs (what bumps metadata.generation).
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("metadata");
+            o.remove("status");
+        }
+        v
+    };
+    strip(old) != strip(new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> Store {
+        Store::new(Clock::fixed(), 4)
+    }
+
+    fn deploy_key() -> ObjectKey {
+        ObjectKey::new("apps", "deployments", "shop", "web")
+    }
+
+    #[tokio::test]
+    async fn create_sets_server_fields_and_update_bumps_generation_only_for_spec() {
+        let s = store();
+        let created = s
+            .create(&deploy_key(), json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": {"replicas": 1}}))
+            .unwrap();
+        assert_eq!(created["metadata"]["generation"], 1);
+        assert_eq!(created["metadata"]["namespace"], "shop");
+        assert_eq!(created["metadata"]["resourceVersion"], "1001");
+        assert_eq!(created["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
+
+        let mut status_only = (*created).clone();
+        status_only["status"] = json!({"replicas": 1});
+        let after = s.update(&deploy_key(), status_only, Some("1001")).unwrap();
+        assert_eq!(after["metadata"]["generation"], 1);
+
+        let mut scaled = (*after).clone();
+        scaled["spec"]["replicas"] = json!(3);
+        assert_eq!(s.update(&deploy_key(), scaled.clone(), Some("1001")), Err(StoreError::Conflict));
+        let after = s.update(&deploy_key(), scaled, None).unwrap();
+        assert_eq!(after["metadata"]["generation"], 2);
+        assert_eq!(after["metadata"]["uid"], created["metadata"]["uid"]);
+    }
+
+    #[tokio::test]
+    async fn finalizers_hold_a_delete_until_removed() {
+        let s = store();
+        let key = ObjectKey::new("", "configmaps", "shop", "cfg");
+        s.create(&key, json!({"metadata": {"name": "cfg", "finalizers": ["x/y"]}})).unwrap();
+        let marked = s.delete(&key, DeleteOptions::default()).unwrap();
+        assert!(marked["metadata"]["deletionTimestamp"].is_string());
+        let mut cleared = (*marked).clone();
+        cleared["metadata"]["finalizers"] = json!([]);
+        s.update(&key, cleared, None).unwrap();
+        assert!(s.get(&key).is_none());
+    }
+
+    #[tokio::test]
+    async fn watch_from_replays_history_and_expires_beyond_it() {
+        let s = store();
+        let key = ObjectKey::new("", "configmaps", "shop", "cfg");
+        s.create(&key, json!({"metadata": {"name": "cfg"}})).unwrap();
+        for i in 0..5 {
+            s.update(&key, json!({"metadata": {"name": "cfg"}, "data": {"i": i.to_string()}}), None)
+                .unwrap();
+        }
+        // history keeps 4 changes: rv 1003..=1006
+        let (past, _rx) = s.watch_from(1004).unwrap();
+        assert_eq!(past.iter().map(|c| c.rv).collect::<Vec<_>>(), [1005, 1006]);
+        assert!(matches!(s.watch_from(1001), Err(StoreError::Expired { .. })));
+        let deleted = s.delete(&key, DeleteOptions::default()).unwrap();
+        assert_eq!(deleted["metadata"]["resourceVersion"], "1007");
+    }
+}
