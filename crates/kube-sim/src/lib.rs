@@ -5,3 +5,14 @@ pub mod clock;
 pub mod resources;
 pub mod scenario;
 pub mod store;
+pub mod apply;
+pub mod engine;
+pub mod events;
+pub mod logs;
+pub mod controllers;
+pub mod defaults;
+pub mod kubelet;
+pub mod sim;
+
+pub use scenario::Scenario;
+pub use sim::Sim;

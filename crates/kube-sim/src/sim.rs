@@ -1,0 +1,151 @@
+//! A running simulated cluster: store, registry, engine with every controller and the
+//! kubelet, the scenario's timeline, and handles for clients.
+
+use crate::clock::Clock;
+use crate::engine::Engine;
+use crate::engine::world::key_of;
+use crate::logs::LogStore;
+use crate::resources::Registry;
+use crate::scenario::Scenario;
+use crate::store::{ObjectKey, Store, StoreError};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+/// A simulated cluster running on the current tokio runtime.
+pub struct Sim {
+    pub store: Arc<Store>,
+    pub registry: Arc<Registry>,
+    pub logs: Arc<LogStore>,
+    pub scenario: Arc<Scenario>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Sim {
+    /// Start a cluster with timestamps from a fixed epoch (deterministic; for tests).
+    pub fn start(scenario: Scenario) -> Sim {
+        Self::start_with_clock(scenario, Clock::fixed())
+    }
+
+    /// Start a cluster; must be called within a tokio runtime.
+    pub fn start_with_clock(scenario: Scenario, clock: Clock) -> Sim {
+        let store = Arc::new(Store::new(clock, scenario.watch_history));
+        let registry = Arc::new(Registry::builtin());
+        let logs = Arc::new(LogStore::default());
+        let scenario = Arc::new(scenario);
+        bootstrap(&store, &scenario);
+        let mut engine = Engine::new(store.clone(), registry.clone(), scenario.clone(), logs.clone());
+        for c in crate::controllers::all() {
+            engine.add(c);
+        }
+        let mut tasks = vec![tokio::spawn(engine.run())];
+        if !scenario.timeline.is_empty() {
+            tasks.push(tokio::spawn(replay(store.clone(), registry.clone(), scenario.clone())));
+        }
+        Sim {
+            store,
+            registry,
+            logs,
+            scenario,
+            tasks,
+        }
+    }
+
+    /// The store key of an object.
+    pub fn key_of(&self, object: &Value) -> Option<ObjectKey> {
+        key_of(&self.registry, object)
+    }
+
+    /// Create an object as a client would (defaulted by the API server's rules).
+    pub fn create(&self, mut object: Value) -> Result<Arc<Value>, StoreError> {
+        let key = self
+            .key_of(&object)
+            .ok_or_else(|| StoreError::NotFound("kind of the object".into()))?;
+        crate::defaults::default_object(&mut object);
+        self.store.create(&key, object)
+    }
+
+    /// Get an object by apiVersion, kind, namespace and name.
+    pub fn get(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> Option<Value> {
+        let key = self.key_of(&json!({"apiVersion": api_version, "kind": kind,
+            "metadata": {"name": name, "namespace": namespace}}))?;
+        self.store.get(&key).map(|v| (*v).clone())
+    }
+}
+
+/// Namespaces, nodes and a default StorageClass, as a fresh cluster has them.
+fn bootstrap(store: &Store, scenario: &Scenario) {
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let _ = store.create(
+            &ObjectKey::new("", "namespaces", "", ns),
+            json!({"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}},
+                   "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
+        );
+    }
+    for node in &scenario.nodes {
+        let mut labels = json!({"kubernetes.io/hostname": node.name, "kubernetes.io/os": "linux",
+                                "kubernetes.io/arch": "amd64"});
+        for (k, v) in &node.labels {
+            labels[k] = json!(v);
+        }
+        let _ = store.create(
+            &ObjectKey::new("", "nodes", "", &node.name),
+            json!({"apiVersion": "v1", "kind": "Node",
+                   "metadata": {"name": node.name, "labels": labels},
+                   "spec": {"unschedulable": node.unschedulable},
+                   "status": {
+                       "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                       "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                       "message": "kubelet is posting ready status"}],
+                       "nodeInfo": {"kubeletVersion": format!("v{}.0", scenario.kubernetes_version),
+                                    "containerRuntimeVersion": "containerd://1.7.24"}}}),
+        );
+    }
+    let _ = store.create(
+        &ObjectKey::new("storage.k8s.io", "storageclasses", "", "standard"),
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+               "metadata": {"name": "standard",
+                            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+               "provisioner": "kube-sim.io/local", "reclaimPolicy": "Delete",
+               "volumeBindingMode": "Immediate"}),
+    );
+}
+
+/// Apply the timeline's literal objects at their offsets and freeze them.
+async fn replay(store: Arc<Store>, registry: Arc<Registry>, scenario: Arc<Scenario>) {
+    let start = store.clock().start();
+    for step in &scenario.timeline {
+        tokio::time::sleep_until(start + step.at).await;
+        for object in &step.apply {
+            let Some(key) = key_of(&registry, object) else {
+                tracing::warn!("timeline object of unknown kind skipped");
+                continue;
+            };
+            store.freeze(&key);
+            let result = match store.create(&key, object.clone()) {
+                Err(StoreError::AlreadyExists(_)) => store.update(&key, object.clone(), None),
+                other => other,
+            };
+            if let Err(e) = result {
+                tracing::warn!("timeline object {}/{} not applied: {e}", key.plural, key.name);
+            }
+        }
+        for r in &step.delete {
+            let obj = json!({"apiVersion": r.api_version, "kind": r.kind,
+                "metadata": {"name": r.name, "namespace": r.namespace}});
+            if let Some(key) = key_of(&registry, &obj) {
+                let _ = store.remove_now(&key);
+            }
+        }
+    }
+}
