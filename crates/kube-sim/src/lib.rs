@@ -12,7 +12,9 @@ pub mod logs;
 pub mod controllers;
 pub mod defaults;
 pub mod kubelet;
+pub mod server;
 pub mod sim;
+pub mod validation;
 
 pub use scenario::Scenario;
 pub use sim::Sim;

@@ -7,6 +7,7 @@ use crate::engine::world::key_of;
 use crate::logs::LogStore;
 use crate::resources::Registry;
 use crate::scenario::Scenario;
+use crate::server::{self, ServerState};
 use crate::store::{ObjectKey, Store, StoreError};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -18,6 +19,8 @@ pub struct Sim {
     pub registry: Arc<Registry>,
     pub logs: Arc<LogStore>,
     pub scenario: Arc<Scenario>,
+    /// The API server's state (request recorder included).
+    pub server: Arc<ServerState>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -50,13 +53,36 @@ impl Sim {
         if !scenario.timeline.is_empty() {
             tasks.push(tokio::spawn(replay(store.clone(), registry.clone(), scenario.clone())));
         }
+        let server = Arc::new(ServerState::new(store.clone(), registry.clone(), scenario.clone(), logs.clone()));
         Sim {
             store,
             registry,
             logs,
             scenario,
+            server,
             tasks,
         }
+    }
+
+    /// A kube client talking to this cluster in-process (works under a paused clock).
+    pub fn client(&self) -> kube::Client {
+        server::in_process_client(self.server.clone())
+    }
+
+    /// Serve the API on `addr` (e.g. `127.0.0.1:0`); returns the bound address.
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub async fn serve(&mut self, addr: &str) -> std::io::Result<std::net::SocketAddr> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        let router = server::router(self.server.clone());
+        self.tasks.push(tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::error!("kube-sim server stopped: {e}");
+            }
+        }));
+        Ok(local)
     }
 
     /// The store key of an object.

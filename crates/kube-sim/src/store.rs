@@ -158,6 +158,30 @@ impl Store {
         self.tx.subscribe()
     }
 
+    /// A list of a collection and a subscription from exactly that point, taken atomically.
+    pub fn list_and_subscribe(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: Option<&str>,
+    ) -> (Vec<Arc<Value>>, u64, broadcast::Receiver<Arc<Change>>) {
+        let inner = self.lock();
+        let items = inner
+            .objects
+            .iter()
+            .filter(|(k, _)| k.in_collection(group, plural, namespace))
+            .map(|(_, v)| v.clone())
+            .collect();
+        (items, inner.rv, self.tx.subscribe())
+    }
+
+    /// A fresh uid, for servers that must know it before the object is stored.
+    pub fn new_uid(&self) -> String {
+        let mut inner = self.lock();
+        inner.uids += 1;
+        format!("5e1f0000-0000-4000-8000-{:012x}", inner.uids)
+    }
+
     /// Changes after `rv` still in history plus a live subscription, taken atomically.
     pub fn watch_from(
         &self,
@@ -196,11 +220,17 @@ impl Store {
         if inner.objects.contains_key(key) {
             return Err(StoreError::AlreadyExists(describe(key)));
         }
-        inner.uids += 1;
-        let uid = format!("5e1f0000-0000-4000-8000-{:012x}", inner.uids);
         let now = self.clock.now_rfc3339();
+        let has_uid = object
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .is_some_and(|u| !u.is_empty());
+        if !has_uid {
+            inner.uids += 1;
+            let uid = format!("5e1f0000-0000-4000-8000-{:012x}", inner.uids);
+            metadata_mut(&mut object).insert("uid".into(), json!(uid));
+        }
         let meta = metadata_mut(&mut object);
-        meta.insert("uid".into(), json!(uid));
         meta.entry("creationTimestamp").or_insert(json!(now));
         if meta.get("creationTimestamp").is_some_and(Value::is_null) {
             meta.insert("creationTimestamp".into(), json!(now));

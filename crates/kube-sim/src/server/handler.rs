@@ -1,0 +1,178 @@
+//! The one entry point for every request: route, record, inject faults, dispatch.
+
+use super::discovery;
+use super::params::Params;
+use super::path::{self, ResourcePath, Route};
+use super::recorder::RecordedCall;
+use super::state::ServerState;
+use super::status::ApiError;
+use super::{podlog, read, watch, write};
+use crate::resources::ResourceType;
+use crate::scenario::Fault;
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Largest request body accepted (the real server's limit is 3 MiB per object).
+const MAX_BODY: usize = 8 << 20;
+
+/// What a resource request is, once routed.
+pub struct Call {
+    pub rt: ResourceType,
+    pub path: ResourcePath,
+    pub params: Params,
+    pub content_type: String,
+    pub user_agent: String,
+    pub body: Vec<u8>,
+    pub fault: Option<Fault>,
+}
+
+pub async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response {
+    match route(&state, req).await {
+        Ok(resp) => resp,
+        Err(e) => e.into_response(),
+    }
+}
+
+fn json(value: Value) -> Response {
+    axum::Json(value).into_response()
+}
+
+async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    let params = Params::parse(parts.uri.query());
+    let accept = header_str(&parts.headers, header::ACCEPT);
+    let Some(route) = path::parse(parts.uri.path()) else {
+        return Err(ApiError::path_not_found());
+    };
+    let registry = &state.registry;
+    let resource_path = match route {
+        Route::Version => return Ok(json(discovery::version(state.scenario.kubernetes_version))),
+        Route::Health => return Ok("ok".into_response()),
+        Route::Api | Route::Apis if discovery::wants_aggregated(&accept) => {
+            let mut resp = json(discovery::aggregated(registry, route == Route::Api));
+            resp.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(discovery::AGGREGATED));
+            return Ok(resp);
+        }
+        Route::Api => return Ok(json(discovery::api_versions())),
+        Route::Apis => return Ok(json(discovery::group_list(registry))),
+        Route::Group(g) => {
+            return discovery::group(registry, &g).map(json).ok_or_else(ApiError::path_not_found);
+        }
+        Route::GroupVersion { group, version } => {
+            return discovery::resource_list(registry, &group, &version)
+                .map(json)
+                .ok_or_else(ApiError::path_not_found);
+        }
+        Route::Resource(p) => p,
+    };
+    let rt = registry
+        .by_path(&resource_path.group, &resource_path.version, &resource_path.resource)
+        .ok_or_else(ApiError::path_not_found)?;
+    if resource_path.namespace.is_some() && !rt.namespaced {
+        return Err(ApiError::path_not_found());
+    }
+    let verb = verb_of(&parts.method, &resource_path, &params)?;
+    let resource_label = match &resource_path.subresource {
+        Some(sub) => format!("{}/{sub}", rt.plural),
+        None => rt.plural.clone(),
+    };
+    state.recorder.record(RecordedCall {
+        verb: verb.to_owned(),
+        resource: resource_label.clone(),
+        namespace: resource_path.namespace.clone(),
+        method: parts.method.to_string(),
+        path_and_query: parts.uri.path_and_query().map(ToString::to_string).unwrap_or_default(),
+    });
+    let fault = state.faults.check(verb, &resource_label, resource_path.namespace.as_deref());
+    if let Some(f) = &fault {
+        if let Some(latency) = f.latency {
+            tokio::time::sleep(latency.0).await;
+        }
+        if let Some(code) = f.status {
+            let mut err = ApiError::new(code, reason_for(code), f.message.clone().unwrap_or_else(|| {
+                format!("kube-sim injected fault: {verb} {resource_label}")
+            }));
+            err.retry_after = f.retry_after.map(|d| d.0.as_secs_f64().ceil() as u64);
+            return Err(err);
+        }
+    }
+    let body = to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|e| ApiError::bad_request(format!("failed to read request body: {e}")))?
+        .to_vec();
+    let call = Call {
+        rt,
+        path: resource_path,
+        params,
+        content_type: header_str(&parts.headers, header::CONTENT_TYPE),
+        user_agent: header_str(&parts.headers, header::USER_AGENT),
+        body,
+        fault,
+    };
+    match verb {
+        "get" if call.path.subresource.as_deref() == Some("log") => podlog::logs(state, &call),
+        "get" => read::get(state, &call).map(json),
+        "list" => read::list(state, &call).map(json),
+        "watch" => Ok(watch::watch(state, call)),
+        "create" => write::create(state, &call).map(|(code, v)| with_code(code, v)),
+        "update" => write::update(state, &call).map(json),
+        "patch" => write::patch(state, &call).map(|(code, v)| with_code(code, v)),
+        "delete" => write::delete(state, &call).map(json),
+        "deletecollection" => write::delete_collection(state, &call).map(json),
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn with_code(code: u16, value: Value) -> Response {
+    let status = axum::http::StatusCode::from_u16(code).unwrap_or(axum::http::StatusCode::OK);
+    (status, axum::Json(value)).into_response()
+}
+
+fn header_str(headers: &axum::http::HeaderMap, name: header::HeaderName) -> String {
+    headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned()
+}
+
+fn verb_of(method: &Method, p: &ResourcePath, params: &Params) -> Result<&'static str, ApiError> {
+    Ok(match (method.as_str(), p.name.is_some()) {
+        ("GET", true) => "get",
+        ("GET", false) if params.flag("watch") => "watch",
+        ("GET", false) => "list",
+        ("POST", false) => "create",
+        ("POST", true) if p.subresource.is_some() => "create",
+        ("PUT", true) => "update",
+        ("PATCH", true) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => return Err(ApiError::method_not_allowed()),
+    })
+}
+
+fn reason_for(code: u16) -> &'static str {
+    match code {
+        400 => "BadRequest",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "NotFound",
+        409 => "Conflict",
+        410 => "Expired",
+        422 => "Invalid",
+        429 => "TooManyRequests",
+        500 => "InternalError",
+        503 => "ServiceUnavailable",
+        504 => "Timeout",
+        _ => "Unknown",
+    }
+}
+
+/// Turn a body into a response stream (used by watch).
+pub fn streaming(body: Body) -> Response {
+    let mut resp = Response::new(body);
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}

@@ -1,0 +1,40 @@
+//! Everything a request handler needs, shared by every request.
+
+use super::faults::FaultInjector;
+use super::recorder::RequestRecorder;
+use crate::logs::LogStore;
+use crate::resources::Registry;
+use crate::scenario::Scenario;
+use crate::store::Store;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+
+/// Shared state of the simulated API server.
+pub struct ServerState {
+    pub store: Arc<Store>,
+    pub registry: Arc<Registry>,
+    pub scenario: Arc<Scenario>,
+    pub logs: Arc<LogStore>,
+    pub faults: FaultInjector,
+    pub recorder: RequestRecorder,
+    /// Next ClusterIP to hand out.
+    pub(crate) cluster_ips: AtomicU32,
+    /// Counter behind generated names (`generateName`).
+    pub(crate) names: AtomicU32,
+}
+
+impl ServerState {
+    pub fn new(store: Arc<Store>, registry: Arc<Registry>, scenario: Arc<Scenario>, logs: Arc<LogStore>) -> Self {
+        let faults = FaultInjector::new(&scenario.faults);
+        ServerState {
+            store,
+            registry,
+            scenario,
+            logs,
+            faults,
+            recorder: RequestRecorder::default(),
+            cluster_ips: AtomicU32::new(10),
+            names: AtomicU32::new(0),
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Integration tests of kube-sim through real clients (kube-rs in-process, kubectl over TCP).
+
+mod api;
