@@ -221,6 +221,7 @@ impl Store {
             return Err(StoreError::AlreadyExists(describe(key)));
         }
         let now = self.clock.now_rfc3339();
+        let has_spec = object.get("spec").is_some();
         let has_uid = object
             .pointer("/metadata/uid")
             .and_then(Value::as_str)
@@ -235,7 +236,12 @@ impl Store {
         if meta.get("creationTimestamp").is_some_and(Value::is_null) {
             meta.insert("creationTimestamp".into(), json!(now));
         }
-        meta.insert("generation".into(), json!(1));
+        // Kinds with a spec track generation; ConfigMaps, Secrets, Events and the like do not.
+        if has_spec {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
         meta.remove("deletionTimestamp");
         if !key.namespace.is_empty() {
             meta.insert("namespace".into(), json!(key.namespace));
@@ -264,9 +270,9 @@ impl Store {
             }
         }
         let old_meta = old.get("metadata").cloned().unwrap_or_default();
-        let mut generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
+        let mut generation = old_meta.get("generation").and_then(Value::as_i64);
         if spec_changed(&old, &object) {
-            generation += 1;
+            generation = Some(generation.unwrap_or(0) + 1);
         }
         let meta = metadata_mut(&mut object);
         for immutable in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
@@ -275,7 +281,10 @@ impl Store {
                 None => meta.remove(immutable),
             };
         }
-        meta.insert("generation".into(), json!(generation));
+        match generation {
+            Some(g) => meta.insert("generation".into(), json!(g)),
+            None => meta.remove("generation"),
+        };
         let finalizers_empty = meta
             .get("finalizers")
             .and_then(Value::as_array)

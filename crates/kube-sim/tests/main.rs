@@ -1,3 +1,4 @@
 //! Integration tests of kube-sim through real clients (kube-rs in-process, kubectl over TCP).
 
 mod api;
+mod kubectl;

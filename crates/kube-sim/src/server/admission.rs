@@ -178,7 +178,9 @@ pub fn admit(
         let meta = metadata_mut(&mut obj);
         if op == Op::Create {
             meta.insert("creationTimestamp".into(), json!(state.store.clock().now_rfc3339()));
-            meta.insert("generation".into(), json!(1));
+        }
+        if op == Op::Create && obj.get("spec").is_some() {
+            obj["metadata"]["generation"] = json!(1);
         }
         return Ok(present(rt, &obj));
     }

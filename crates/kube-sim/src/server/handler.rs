@@ -6,7 +6,7 @@ use super::path::{self, ResourcePath, Route};
 use super::recorder::RecordedCall;
 use super::state::ServerState;
 use super::status::ApiError;
-use super::{podlog, read, watch, write};
+use super::{openapi, podlog, read, watch, write};
 use crate::resources::ResourceType;
 use crate::scenario::Fault;
 use axum::body::{Body, to_bytes};
@@ -52,6 +52,10 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     let resource_path = match route {
         Route::Version => return Ok(json(discovery::version(state.scenario.kubernetes_version))),
         Route::Health => return Ok("ok".into_response()),
+        Route::OpenApiIndex => return Ok(json(openapi::index(registry))),
+        Route::OpenApi(gv) => {
+            return openapi::group_version(registry, &gv).map(json).ok_or_else(ApiError::path_not_found);
+        }
         Route::Api | Route::Apis if discovery::wants_aggregated(&accept) => {
             let mut resp = json(discovery::aggregated(registry, route == Route::Api));
             resp.headers_mut()

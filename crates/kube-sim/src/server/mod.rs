@@ -5,6 +5,7 @@ mod admission;
 mod discovery;
 mod faults;
 mod handler;
+mod openapi;
 mod params;
 mod path;
 mod podlog;

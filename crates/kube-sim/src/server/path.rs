@@ -25,6 +25,10 @@ pub enum Route {
     GroupVersion { group: String, version: String },
     Resource(ResourcePath),
     Health,
+    /// `/openapi/v3`.
+    OpenApiIndex,
+    /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`.
+    OpenApi(String),
 }
 
 pub fn parse(path: &str) -> Option<Route> {
@@ -32,6 +36,8 @@ pub fn parse(path: &str) -> Option<Route> {
     match segs.as_slice() {
         ["version"] => Some(Route::Version),
         ["healthz" | "livez" | "readyz"] => Some(Route::Health),
+        ["openapi", "v3"] => Some(Route::OpenApiIndex),
+        ["openapi", "v3", rest @ ..] => Some(Route::OpenApi(rest.join("/"))),
         ["api"] => Some(Route::Api),
         ["apis"] => Some(Route::Apis),
         ["api", version, rest @ ..] => resource_route("", version, rest),

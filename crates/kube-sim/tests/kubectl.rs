@@ -1,0 +1,122 @@
+//! Fidelity: kubectl 1.33, an independent client, driven against kube-sim over TCP.
+//! If kubectl disagrees with kube-sim, kube-sim is wrong.
+
+use kube_sim::kubeconfig::write_kubeconfig;
+use kube_sim::{Scenario, Sim};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// kubectl 1.33 if this machine has it (`KUBECTL` overrides).
+pub fn kubectl() -> Option<PathBuf> {
+    if let Ok(k) = std::env::var("KUBECTL") {
+        return Some(PathBuf::from(k));
+    }
+    let pinned = PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.33");
+    if pinned.exists() {
+        return Some(pinned);
+    }
+    Command::new("kubectl").arg("version").arg("--client").output().ok().map(|_| PathBuf::from("kubectl"))
+}
+
+/// A cluster served on loopback with a kubeconfig, and kubectl pointed at it.
+pub struct Served {
+    pub sim: Sim,
+    kubectl: PathBuf,
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+impl Served {
+    pub async fn start(scenario: Scenario) -> Option<Served> {
+        let Some(kubectl) = kubectl() else {
+            #[expect(clippy::print_stderr, reason = "a skipped fidelity test must say so loudly")]
+            {
+                eprintln!("SKIPPED: no kubectl on this machine; kube-sim fidelity is unchecked");
+            }
+            return None;
+        };
+        let mut sim = Sim::start(scenario);
+        let addr = sim.serve("127.0.0.1:0").await.expect("bind loopback");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        write_kubeconfig(&kubeconfig, addr, "default").expect("kubeconfig");
+        Some(Served { sim, kubectl, _dir: dir, kubeconfig })
+    }
+
+    pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = tokio::process::Command::new(&self.kubectl);
+        cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("kubectl runs");
+        if let Some(input) = stdin {
+            use tokio::io::AsyncWriteExt;
+            let mut pipe = child.stdin.take().expect("stdin");
+            pipe.write_all(input.as_bytes()).await.expect("write stdin");
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().await.expect("kubectl output")
+    }
+
+    /// Run kubectl and insist it succeeded; returns stdout.
+    pub async fn ok(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.run(args, stdin).await;
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    }
+
+}
+
+const CONFIGMAP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  labels: {app: web}
+data:
+  mode: fast
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_and_server_dry_run() {
+    let Some(s) = Served::start(Scenario::default()).await else { return };
+    let before = s.sim.store.current_rv();
+    let out = s.ok(&["apply", "--server-side", "--dry-run=server", "-f", "-"], Some(CONFIGMAP)).await;
+    assert_eq!(out.trim(), "configmap/settings serverside-applied (server dry run)");
+    assert_eq!(s.sim.store.current_rv(), before, "a server dry run stored something");
+    assert!(s.sim.get("v1", "ConfigMap", "default", "settings").is_none());
+
+    let out = s.ok(&["apply", "--server-side", "-f", "-"], Some(CONFIGMAP)).await;
+    assert_eq!(out.trim(), "configmap/settings serverside-applied");
+    let stored = s.sim.get("v1", "ConfigMap", "default", "settings").expect("stored");
+    assert_eq!(stored["data"]["mode"], "fast");
+}
+
+/// kubectl prints every list as a `v1 List`; each item must still be its own typed object.
+fn typed_items<K: serde::de::DeserializeOwned>(json: &str) -> Vec<K> {
+    let list: serde_json::Value = serde_json::from_str(json).expect("json");
+    assert_eq!(list["kind"], "List");
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| serde_json::from_value(i.clone()).unwrap_or_else(|e| panic!("{e}: {i}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_json_deserializes_into_typed_objects() {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
+    let Some(s) = Served::start(Scenario::default()).await else { return };
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(CONFIGMAP)).await;
+    let nodes: Vec<Node> = typed_items(&s.ok(&["get", "nodes", "-o", "json"], None).await);
+    assert_eq!(nodes.len(), 3);
+    let ns: Vec<Namespace> = typed_items(&s.ok(&["get", "namespaces", "-o", "json"], None).await);
+    assert!(ns.iter().any(|n| n.metadata.name.as_deref() == Some("kube-system")));
+    let cm: ConfigMap = serde_json::from_str(&s.ok(&["get", "configmap", "settings", "-o", "json"], None).await).expect("ConfigMap");
+    assert_eq!(cm.data.unwrap()["mode"], "fast");
+    let _: Vec<k8s_openapi::api::storage::v1::StorageClass> = typed_items(&s.ok(&["get", "storageclass", "-o", "json"], None).await);
+}
