@@ -1,0 +1,27 @@
+//! Loads Kubernetes manifests from files, directories and stdin into objects that know
+//! their source lines, and validates them statically and against the cluster's kinds.
+
+mod cluster;
+mod containers;
+mod document;
+mod duration;
+mod error;
+mod json;
+mod load;
+mod scalar;
+mod source;
+mod validate;
+mod yaml;
+
+pub use cluster::{Scope, resolve_namespace, resolve_namespaces, validate_against};
+pub use containers::ImageLine;
+pub use document::Manifest;
+pub use duration::parse_duration;
+pub use error::{LoadError, Problem, render_problems};
+pub use load::{load, load_str};
+pub use source::STDIN_NAME;
+pub use validate::validate;
+pub use yaml::{Document, PointerLines, Stream, YamlError, escape_pointer, parse_stream};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,24 @@
+//! Behaviour of the manifest loader end to end, on manifests as users write them and as
+//! kustomize, helm and kubectl produce them.
+
+mod cluster;
+mod errors;
+mod fixtures;
+mod loading;
+mod yaml;
+
+use super::{LoadError, Manifest, Problem, load};
+
+fn load_stdin(text: &str) -> Vec<Manifest> {
+    match load(&["-".to_string()], Some(text)) {
+        Ok(manifests) => manifests,
+        Err(e) => panic!("expected stdin to load, got:\n{e}"),
+    }
+}
+
+fn problems(result: Result<Vec<Manifest>, LoadError>) -> Vec<Problem> {
+    match result {
+        Ok(manifests) => panic!("expected problems, loaded {} manifests", manifests.len()),
+        Err(e) => e.problems().to_vec(),
+    }
+}

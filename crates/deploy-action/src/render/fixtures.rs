@@ -1,0 +1,302 @@
+//! Runs as deploy-action observes them against a real cluster, shared by the renderer and
+//! report tests so every output is checked against the same stories.
+
+use crate::outcome::{
+    ContainerRef, EventLine, LogTail, Outcome, ResourceId, RunOutcome, SourceSpan,
+};
+use crate::verdict::{Reason, Verdict};
+
+pub fn id(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> ResourceId {
+    ResourceId {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+        namespace: namespace.map(str::to_owned),
+        name: name.to_owned(),
+    }
+}
+
+pub fn span(file: &str, line: usize) -> Option<SourceSpan> {
+    Some(SourceSpan {
+        file: file.to_owned(),
+        line,
+    })
+}
+
+pub fn event(kind: &str, reason: &str, count: u32, object: &str, message: &str) -> EventLine {
+    EventLine {
+        kind: kind.to_owned(),
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+        object: object.to_owned(),
+        count,
+    }
+}
+
+fn container(pod: &str, name: &str, image: &str) -> Option<ContainerRef> {
+    Some(ContainerRef {
+        pod: pod.to_owned(),
+        container: name.to_owned(),
+        image: Some(image.to_owned()),
+    })
+}
+
+/// A base outcome: succeeded, no evidence.
+pub fn succeeded(resource: ResourceId, file: &str, line: usize, seconds: f64) -> Outcome {
+    Outcome {
+        resource,
+        verdict: Verdict::Succeeded,
+        reason: None,
+        message: String::new(),
+        source: span(file, line),
+        annotation_source: None,
+        container: None,
+        seconds,
+        events: vec![],
+        logs: None,
+    }
+}
+
+/// containerd's answer for a tag that does not exist, as kubelet relays it.
+pub fn missing_image() -> Outcome {
+    let pod = "web-7d4b9c8f6-x2x9q";
+    let object = format!("Pod/{pod}");
+    let image = "ghcr.io/acme/web:1.4.2";
+    let pull_error = format!(
+        "Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and \
+         unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
+    );
+    Outcome {
+        resource: id("apps/v1", "Deployment", Some("shop"), "web"),
+        verdict: Verdict::Failed,
+        reason: Some(Reason::ImageNotFound),
+        message: format!("image {image} does not exist: {pull_error}"),
+        source: span("k8s/web.yaml", 1),
+        annotation_source: span("k8s/web.yaml", 21),
+        container: container(pod, "web", image),
+        seconds: 3.07,
+        events: vec![
+            event(
+                "Normal",
+                "Scheduled",
+                1,
+                &object,
+                &format!("Successfully assigned shop/{pod} to kind-worker"),
+            ),
+            event(
+                "Normal",
+                "Pulling",
+                2,
+                &object,
+                &format!("Pulling image \"{image}\""),
+            ),
+            event("Warning", "Failed", 2, &object, &pull_error),
+            event("Warning", "Failed", 2, &object, "Error: ErrImagePull"),
+            event(
+                "Normal",
+                "BackOff",
+                1,
+                &object,
+                &format!("Back-off pulling image \"{image}\""),
+            ),
+            event("Warning", "Failed", 1, &object, "Error: ImagePullBackOff"),
+        ],
+        logs: None,
+    }
+}
+
+/// A Node.js service running out of heap: 30 lines of logs, the end is what matters.
+pub fn crash_loop() -> Outcome {
+    let pods = ["api-5f8d7c6b9-k4m2p", "api-5f8d7c6b9-q7w8e"];
+    let mut events = vec![
+        event(
+            "Normal",
+            "ScalingReplicaSet",
+            1,
+            "Deployment/api",
+            "Scaled up replica set api-5f8d7c6b9 from 0 to 2",
+        ),
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            2,
+            "ReplicaSet/api-5f8d7c6b9",
+            "Created pod: api-5f8d7c6b9-q7w8e",
+        ),
+    ];
+    for pod in pods {
+        let object = format!("Pod/{pod}");
+        events.extend([
+            event("Normal", "Scheduled", 1, &object, &format!("Successfully assigned shop/{pod} to kind-worker2")),
+            event("Normal", "Pulled", 5, &object, "Container image \"ghcr.io/acme/api:2.7.0\" already present on machine"),
+            event("Normal", "Created", 5, &object, "Created container: api"),
+            event("Normal", "Started", 5, &object, "Started container api"),
+            event("Warning", "BackOff", 9, &object, &format!("Back-off restarting failed container api in pod {pod}_shop(0b6f4c1e-8d0a-4b7e-9c55-2f1d3a6b7c80)")),
+        ]);
+    }
+    let mut lines: Vec<String> = (1..=27)
+        .map(|n| {
+            format!(
+                r#"{{"level":"info","msg":"loaded price chunk {n}/27","rss_mb":{}}}"#,
+                40 + n * 9
+            )
+        })
+        .collect();
+    lines.extend([
+        "<--- Last few GCs --->".to_owned(),
+        "[1:0x5d1c2a0]    41234 ms: Mark-Compact 254.1 (258.6) -> 253.9 (259.1) MB".to_owned(),
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"
+            .to_owned(),
+    ]);
+    Outcome {
+        resource: id("apps/v1", "Deployment", Some("shop"), "api"),
+        verdict: Verdict::Failed,
+        reason: Some(Reason::CrashLoop),
+        message:
+            "container api in pod api-5f8d7c6b9-k4m2p keeps crashing: OOMKilled (exit code 137), \
+                  restarted 4 times\nmemory limit 256Mi"
+                .to_owned(),
+        source: span("k8s/api.yaml", 1),
+        annotation_source: span("k8s/api.yaml", 1),
+        container: container(pods[0], "api", "ghcr.io/acme/api:2.7.0"),
+        seconds: 48.66,
+        events,
+        logs: Some(LogTail {
+            pod: pods[0].to_owned(),
+            container: "api".to_owned(),
+            previous: true,
+            lines,
+        }),
+    }
+}
+
+/// Docker Hub rate limiting: time may fix it, so it is a timeout, not a failure.
+pub fn slow_registry() -> Outcome {
+    let pod = "worker-6c9f8d7b5-z9x8c";
+    let object = format!("Pod/{pod}");
+    let rate_limited = "Failed to pull image \"docker.io/acme/worker:3.0.1\": failed to copy: httpReadSeeker: \
+                        failed open: unexpected status code https://registry-1.docker.io/v2/acme/worker/manifests/3.0.1: \
+                        429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.";
+    Outcome {
+        resource: id("apps/v1", "Deployment", Some("shop"), "worker"),
+        verdict: Verdict::TimedOut,
+        reason: Some(Reason::RegistrySlow),
+        message: "image docker.io/acme/worker:3.0.1 was still not pulled after 300s; \
+                  the registry is rate limiting (429 Too Many Requests)"
+            .to_owned(),
+        source: span("k8s/worker.yaml", 1),
+        annotation_source: span("k8s/worker.yaml", 18),
+        container: container(pod, "worker", "docker.io/acme/worker:3.0.1"),
+        seconds: 300.04,
+        events: vec![
+            event(
+                "Normal",
+                "Pulling",
+                4,
+                &object,
+                "Pulling image \"docker.io/acme/worker:3.0.1\"",
+            ),
+            event("Warning", "Failed", 4, &object, rate_limited),
+            event(
+                "Normal",
+                "BackOff",
+                7,
+                &object,
+                "Back-off pulling image \"docker.io/acme/worker:3.0.1\"",
+            ),
+        ],
+        logs: None,
+    }
+}
+
+/// Two namespaced successes and a cluster-scoped one.
+pub fn successes() -> Vec<Outcome> {
+    vec![
+        succeeded(
+            id("v1", "ConfigMap", Some("shop"), "web-config"),
+            "k8s/web.yaml",
+            40,
+            0.12,
+        ),
+        succeeded(
+            id("v1", "Service", Some("shop"), "web"),
+            "k8s/web.yaml",
+            52,
+            1.04,
+        ),
+        succeeded(
+            id(
+                "rbac.authorization.k8s.io/v1",
+                "ClusterRole",
+                None,
+                "shop-reader",
+            ),
+            "k8s/rbac.yaml",
+            1,
+            0.08,
+        ),
+    ]
+}
+
+/// Everything at once: two failures, a timeout, successes; the timeout comes first in the
+/// manifests so ordering by severity is visible.
+pub fn mixed_run() -> RunOutcome {
+    let mut outcomes = vec![slow_registry(), missing_image(), crash_loop()];
+    outcomes.extend(successes());
+    RunOutcome::new(false, 301.2, outcomes)
+}
+
+pub fn all_success_run() -> RunOutcome {
+    let mut web = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "web"),
+        "k8s/web.yaml",
+        1,
+        24.37,
+    );
+    web.message = "3/3 replicas updated and available".to_owned();
+    let mut outcomes = vec![web];
+    outcomes.extend(successes());
+    RunOutcome::new(false, 25.0, outcomes)
+}
+
+pub fn timed_out_run() -> RunOutcome {
+    let mut outcomes = vec![slow_registry()];
+    outcomes.extend(successes());
+    RunOutcome::new(false, 300.5, outcomes)
+}
+
+pub fn dry_run_passed() -> RunOutcome {
+    let mut outcomes = vec![
+        succeeded(
+            id("apps/v1", "Deployment", Some("shop"), "web"),
+            "k8s/web.yaml",
+            1,
+            0.31,
+        ),
+        succeeded(
+            id("apps/v1", "Deployment", Some("shop"), "api"),
+            "k8s/api.yaml",
+            1,
+            0.29,
+        ),
+    ];
+    outcomes.extend(successes());
+    RunOutcome::new(true, 0.9, outcomes)
+}
+
+/// The API server refusing a Deployment without an image, as `kubectl apply --dry-run=server` sees it.
+pub fn dry_run_rejected() -> RunOutcome {
+    let mut rejected = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "api"),
+        "k8s/api.yaml",
+        1,
+        0.2,
+    );
+    rejected.verdict = Verdict::Failed;
+    rejected.reason = Some(Reason::ApplyRejected);
+    rejected.message = "Deployment.apps \"api\" is invalid: spec.template.spec.containers[0].image: Required value"
+        .to_owned();
+    rejected.annotation_source = span("k8s/api.yaml", 17);
+    let mut outcomes = vec![rejected];
+    outcomes.extend(successes());
+    RunOutcome::new(true, 0.7, outcomes)
+}

@@ -1,0 +1,17 @@
+//! Pure renderers: functions from run data to Strings, so the terminal, CI logs and
+//! the check run only display text and every layout is snapshot-testable.
+
+pub(crate) mod duration;
+#[cfg(test)]
+pub(crate) mod fixtures;
+pub mod progress;
+pub mod redact;
+pub mod sanitize;
+pub mod style;
+pub mod summary;
+
+pub use progress::{ci_line, group_end, group_start, progress_line, verdict_line};
+pub use redact::{redact, redact_json};
+pub use sanitize::sanitize;
+pub use style::Style;
+pub use summary::summary;

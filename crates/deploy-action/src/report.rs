@@ -1,0 +1,237 @@
+//! The `--report FILE` JSON: the run as data for scripts and later CI steps. Its keys and
+//! words are a contract, so they are written out here field by field rather than derived
+//! from the internal types, which may change freely.
+
+use crate::outcome::{Outcome, RunOutcome, SourceSpan};
+use crate::render::duration::round_tenths;
+use crate::verdict::Reason;
+use serde_json::{Map, Value, json};
+
+/// The report of a run, keys in this order:
+///
+/// ```json
+/// {
+///   "result": "failure",
+///   "dry_run": false,
+///   "seconds": 41.2,
+///   "resources": [
+///     {
+///       "api_version": "apps/v1",
+///       "kind": "Deployment",
+///       "namespace": "shop",
+///       "name": "web",
+///       "verdict": "failed",
+///       "reason": "image_not_found",
+///       "message": "image ghcr.io/acme/web:1.4.2 does not exist: ...",
+///       "file": "k8s/web.yaml",
+///       "line": 1,
+///       "annotation": { "file": "k8s/web.yaml", "line": 21 },
+///       "container": { "pod": "web-7d4b9c8f6-x2x9q", "container": "web", "image": "ghcr.io/acme/web:1.4.2" },
+///       "seconds": 3.1
+///     }
+///   ]
+/// }
+/// ```
+///
+/// | key | type | meaning |
+/// |---|---|---|
+/// | `result` | string | `success`, `failure` or `timed_out` (exit code 0, 1, 70) |
+/// | `dry_run` | bool | `true` when only server-side validation ran |
+/// | `seconds` | number | run time, rounded to 0.1 |
+/// | `resources` | array | one entry per resource, in manifest order |
+/// | `.api_version`, `.kind`, `.name` | string | the resource as the manifest names it |
+/// | `.namespace` | string or null | `null` for cluster-scoped kinds |
+/// | `.verdict` | string | `succeeded`, `failed` or `timed_out` |
+/// | `.reason` | string or null | a reason word from the vocabulary, `null` when succeeded |
+/// | `.message` | string | what happened, verbatim (may be empty, may span lines) |
+/// | `.file`, `.line` | string/number or null | where the resource's document starts (1-based line) |
+/// | `.annotation` | object, optional | `{file, line}` the failure points at (e.g. the `image:` line); present only when it differs from the document |
+/// | `.container` | object, optional | `{pod, container, image}` (`image` may be null); present only when a container is known |
+/// | `.seconds` | number | from the apply to the verdict, rounded to 0.1 |
+///
+/// Optional keys are absent rather than null, so `jq '.resources[].container.image'` still
+/// works; every other key is always present.
+pub fn to_json(run: &RunOutcome) -> Value {
+    json!({
+        "result": run.result.as_str(),
+        "dry_run": run.dry_run,
+        "seconds": round_tenths(run.seconds),
+        "resources": run.outcomes.iter().map(resource).collect::<Vec<_>>(),
+    })
+}
+
+fn resource(outcome: &Outcome) -> Value {
+    let id = &outcome.resource;
+    let source = outcome.source.as_ref();
+    let mut map = Map::new();
+    map.insert("api_version".into(), json!(id.api_version));
+    map.insert("kind".into(), json!(id.kind));
+    map.insert("namespace".into(), json!(id.namespace));
+    map.insert("name".into(), json!(id.name));
+    map.insert("verdict".into(), json!(outcome.verdict.to_string()));
+    map.insert("reason".into(), json!(outcome.reason.map(Reason::as_str)));
+    map.insert("message".into(), json!(outcome.message));
+    map.insert("file".into(), json!(source.map(|s| &s.file)));
+    map.insert("line".into(), json!(source.map(|s| s.line)));
+    if let Some(annotation) = outcome
+        .annotation_source
+        .as_ref()
+        .filter(|a| Some(*a) != source)
+    {
+        map.insert("annotation".into(), place(annotation));
+    }
+    if let Some(c) = &outcome.container {
+        map.insert(
+            "container".into(),
+            json!({ "pod": c.pod, "container": c.container, "image": c.image }),
+        );
+    }
+    map.insert("seconds".into(), json!(round_tenths(outcome.seconds)));
+    Value::Object(map)
+}
+
+fn place(span: &SourceSpan) -> Value {
+    json!({ "file": span.file, "line": span.line })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::fixtures;
+
+    fn keys(value: &Value) -> Vec<&str> {
+        value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect()
+    }
+
+    #[test]
+    fn report_of_a_mixed_run() {
+        // Named without the crate prefix so the file survives the move into deploy-action.
+        insta::with_settings!({ prepend_module_to_snapshot => false }, {
+            insta::assert_json_snapshot!("report_mixed_run", to_json(&fixtures::mixed_run()));
+        });
+    }
+
+    #[test]
+    fn top_level_keys_are_exactly_the_documented_ones() {
+        let report = to_json(&fixtures::mixed_run());
+        assert_eq!(keys(&report), ["result", "dry_run", "seconds", "resources"]);
+        assert_eq!(report["result"], "failure");
+        assert_eq!(to_json(&fixtures::timed_out_run())["result"], "timed_out");
+        assert_eq!(to_json(&fixtures::all_success_run())["result"], "success");
+        assert_eq!(to_json(&fixtures::dry_run_passed())["dry_run"], true);
+    }
+
+    #[track_caller]
+    fn case(outcome: Outcome, expected_keys: &[&str]) {
+        let run = RunOutcome::new(false, 1.0, vec![outcome]);
+        let report = to_json(&run);
+        assert_eq!(keys(&report["resources"][0]), expected_keys);
+    }
+
+    #[test]
+    fn optional_keys_appear_only_when_they_add_something() {
+        // The image line differs from the document: both places are reported.
+        case(
+            fixtures::missing_image(),
+            &[
+                "api_version",
+                "kind",
+                "namespace",
+                "name",
+                "verdict",
+                "reason",
+                "message",
+                "file",
+                "line",
+                "annotation",
+                "container",
+                "seconds",
+            ],
+        );
+        // The crash loop points at the document itself: no annotation.
+        case(
+            fixtures::crash_loop(),
+            &[
+                "api_version",
+                "kind",
+                "namespace",
+                "name",
+                "verdict",
+                "reason",
+                "message",
+                "file",
+                "line",
+                "container",
+                "seconds",
+            ],
+        );
+        case(
+            fixtures::successes()[0].clone(),
+            &[
+                "api_version",
+                "kind",
+                "namespace",
+                "name",
+                "verdict",
+                "reason",
+                "message",
+                "file",
+                "line",
+                "seconds",
+            ],
+        );
+    }
+
+    #[test]
+    fn words_come_from_the_vocabulary_and_times_are_rounded() {
+        let report = to_json(&fixtures::mixed_run());
+        let resources = report["resources"].as_array().unwrap();
+        let summary: Vec<(&str, &str, Value, Value)> = resources
+            .iter()
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap(),
+                    r["verdict"].as_str().unwrap(),
+                    r["reason"].clone(),
+                    r["seconds"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("worker", "timed_out", json!("registry_slow"), json!(300.0)),
+                ("web", "failed", json!("image_not_found"), json!(3.1)),
+                ("api", "failed", json!("crash_loop"), json!(48.7)),
+                ("web-config", "succeeded", Value::Null, json!(0.1)),
+                ("web", "succeeded", Value::Null, json!(1.0)),
+                ("shop-reader", "succeeded", Value::Null, json!(0.1)),
+            ]
+        );
+        assert_eq!(report["seconds"], json!(301.2));
+    }
+
+    #[test]
+    fn cluster_scoped_resources_have_a_null_namespace() {
+        let report = to_json(&fixtures::all_success_run());
+        let role = &report["resources"][3];
+        assert_eq!(role["kind"], "ClusterRole");
+        assert_eq!(role["namespace"], Value::Null);
+        assert_eq!(report["resources"][0]["namespace"], "shop");
+    }
+
+    #[test]
+    fn unknown_source_is_null_and_a_lone_annotation_is_kept() {
+        let mut outcome = fixtures::missing_image();
+        outcome.source = None;
+        let run = RunOutcome::new(false, 1.0, vec![outcome]);
+        let r = &to_json(&run)["resources"][0];
+        assert_eq!((&r["file"], &r["line"]), (&Value::Null, &Value::Null));
+        assert_eq!(r["annotation"], json!({"file": "k8s/web.yaml", "line": 21}));
+    }
+}
