@@ -1,58 +1,27 @@
-//! Server-side apply and patches (interim: replaced by the full field-ownership engine).
+//! Server-side apply, field ownership (`managedFields`) and the PATCH formats, as the
+//! Kubernetes API server implements them; pure functions over `serde_json::Value`.
 
-use serde_json::Value;
+mod compare;
+mod conflict;
+pub mod fieldset;
+mod managed;
+mod merge;
+mod patch;
+mod path;
+pub mod schema;
+mod ssa;
 
-pub struct ApplyOptions<'a> {
-    pub manager: &'a str,
-    pub force: bool,
-    pub api_version: &'a str,
-    pub time: &'a str,
-    pub subresource: Option<&'a str>,
-    pub reset_status: bool,
-}
+#[cfg(test)]
+mod list_tests;
+#[cfg(test)]
+mod patch_tests;
+#[cfg(test)]
+mod ssa_tests;
+#[cfg(test)]
+mod test_fixtures;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
-    pub manager: String,
-    pub api_version: String,
-    pub path: String,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ApplyError {
-    #[error("Apply failed with {} conflicts", .0.len())]
-    Conflict(Vec<Conflict>),
-    #[error("{0}")]
-    Invalid(String),
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct PatchError(String);
-
-pub fn apply(live: Option<&Value>, applied: &Value, _opts: &ApplyOptions<'_>) -> Result<Value, ApplyError> {
-    Ok(match live {
-        Some(l) => merge_patch(l, applied),
-        None => applied.clone(),
-    })
-}
-
-pub fn merge_patch(target: &Value, patch: &Value) -> Value {
-    let mut t = target.clone();
-    json_patch::merge(&mut t, patch);
-    t
-}
-
-pub fn json_patch(target: &Value, patch: &Value) -> Result<Value, PatchError> {
-    let p: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| PatchError(e.to_string()))?;
-    let mut t = target.clone();
-    json_patch::patch(&mut t, &p).map_err(|e| PatchError(e.to_string()))?;
-    Ok(t)
-}
-
-pub fn strategic_merge_patch(target: &Value, patch: &Value) -> Result<Value, PatchError> {
-    Ok(merge_patch(target, patch))
-}
-
-/// Record an Update operation's managed fields.
-pub fn record_update(_old: Option<&Value>, _new: &mut Value, _manager: &str, _api_version: &str, _time: &str, _sub: Option<&str>) {}
+pub use conflict::{ApplyError, Conflict, conflict_message};
+pub use fieldset::{FieldSet, PathElement, path_string};
+pub use patch::{PatchError, json_patch, merge_patch, strategic_merge_patch};
+pub use schema::{ListKind, is_atomic_map, list_kind};
+pub use ssa::{ApplyOptions, apply, owned_by, record_update};

@@ -174,6 +174,15 @@ pub fn admit(
         ApiError::new(422, "Invalid", invalid.to_string()).with_details(status["details"].clone())
     })?;
     let k = key(rt, Some(&namespace), name);
+    if let (Op::Update, Some(old)) = (op, old) {
+        // A write that changes nothing keeps the resourceVersion and emits no event.
+        if let Some(rv) = old.pointer("/metadata/resourceVersion") {
+            obj["metadata"]["resourceVersion"] = rv.clone();
+        }
+        if same_ignoring_server_fields(old, &obj) {
+            return Ok(present(rt, old));
+        }
+    }
     if call.params.dry_run() {
         let meta = metadata_mut(&mut obj);
         if op == Op::Create {
@@ -254,4 +263,18 @@ fn fill_server_fields(state: &ServerState, obj: &mut Value, uid: &str) {
         }
         _ => {}
     }
+}
+
+/// Equal except for fields only the store sets.
+fn same_ignoring_server_fields(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            for f in ["generation", "uid", "creationTimestamp"] {
+                m.remove(f);
+            }
+        }
+        v
+    };
+    strip(old) == strip(new)
 }
