@@ -1,8 +1,17 @@
 //! deploy-action: apply Kubernetes manifests, watch every resource to a verdict, and
 //! tell a fast, certain failure from a slow one.
 
+pub mod app;
+pub mod cli;
+pub mod cluster;
+pub mod config;
 pub mod manifest;
+pub mod observe;
 pub mod outcome;
+pub mod output;
+pub mod plan;
 pub mod render;
 pub mod report;
+pub mod rules;
+pub mod run;
 pub mod verdict;

@@ -165,6 +165,19 @@ pub(crate) fn put_nonzero(map: &mut Map<String, Value>, key: &str, value: i64) {
     }
 }
 
+/// An `intstr` (count or percentage) against `total`, percentages rounded up
+/// (`intstr.GetScaledValueFromIntOrPercent(.., true)`).
+pub(crate) fn scaled(value: Option<&Value>, total: i64, default: i64) -> i64 {
+    match value {
+        Some(Value::Number(n)) => n.as_i64().unwrap_or(default),
+        Some(Value::String(s)) => match s.strip_suffix('%').and_then(|p| p.parse::<i64>().ok()) {
+            Some(pct) => (pct * total + 99) / 100,
+            None => s.parse().unwrap_or(default),
+        },
+        _ => default,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

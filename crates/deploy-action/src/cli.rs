@@ -1,0 +1,58 @@
+//! The command line, as clap parses it. A stable contract: scripts and the Action call it.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "deploy-action",
+    version,
+    about = "Apply Kubernetes manifests, watch every resource to a verdict, and tell a fast, certain failure from a slow one"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply the manifests (server-side apply), then watch every resource to a verdict.
+    Deploy(DeployArgs),
+    /// Apply nothing: judge the resources the manifests name, as they stand in the cluster.
+    Watch(ClusterArgs),
+}
+
+/// Where the manifests are and which cluster to talk to.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin.
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    pub files: Vec<String>,
+    /// Namespace for resources that do not name one (default: the context's, else `default`).
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Kubeconfig context to use (default: the current context).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Give up on resources still unfinished after this long (e.g. 90s, 5m).
+    #[arg(long, default_value = "5m")]
+    pub timeout: String,
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Labels every resource must carry (k=v,...); they also narrow the watches.
+    #[arg(long)]
+    pub selector: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DeployArgs {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Validate everything with a server-side dry run; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}

@@ -1,0 +1,84 @@
+//! Server-side apply of one manifest, with retries on the answers that mean "try again"
+//! (429, 5xx), and waiting for a CRD to be Established.
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::discovery::ApiResource;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The field manager deploy-action applies as.
+pub const FIELD_MANAGER: &str = "deploy-action";
+
+/// Attempts at one apply when the server says "later".
+const ATTEMPTS: u32 = 4;
+
+/// The server refused, or could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Rejection {
+    /// HTTP code when the API server answered.
+    pub code: Option<u16>,
+    pub message: String,
+}
+
+fn api_for(client: &kube::Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    }
+}
+
+fn retryable(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// Apply `object` (server-side, forcing ownership as a CI deployer must), or only check it
+/// with `dryRun=All`.
+pub async fn apply(
+    client: &kube::Client,
+    ar: &ApiResource,
+    namespace: Option<&str>,
+    object: &Value,
+    dry_run: bool,
+) -> Result<Value, Rejection> {
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let api = api_for(client, ar, namespace);
+    let mut params = PatchParams::apply(FIELD_MANAGER).force();
+    params.dry_run = dry_run;
+    let mut delay = Duration::from_millis(500);
+    let mut attempt = 1;
+    loop {
+        match api.patch(name, &params, &Patch::Apply(object)).await {
+            Ok(obj) => {
+                let mut v = serde_json::to_value(obj).unwrap_or_default();
+                v["apiVersion"] = Value::String(ar.api_version.clone());
+                v["kind"] = Value::String(ar.kind.clone());
+                return Ok(v);
+            }
+            Err(e) if attempt < ATTEMPTS && retryable(&e) => {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+                attempt += 1;
+            }
+            Err(kube::Error::Api(s)) => {
+                return Err(Rejection { code: Some(s.code), message: s.message });
+            }
+            Err(e) => return Err(Rejection { code: None, message: format!("{e:#}") }),
+        }
+    }
+}
+
+/// Wait until a CRD is Established (or `timeout` passes).
+pub async fn wait_established(client: &kube::Client, name: &str, timeout: Duration) -> bool {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let cond = kube::runtime::wait::conditions::is_crd_established();
+    matches!(
+        tokio::time::timeout(timeout, kube::runtime::wait::await_condition(api, name, cond)).await,
+        Ok(Ok(Some(_)))
+    )
+}

@@ -1,0 +1,62 @@
+//! Connecting to the cluster the user named (kubeconfig, context) and learning its default
+//! namespace.
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::path::Path;
+
+/// A client and the namespace unqualified resources go to.
+#[derive(Clone)]
+pub struct Connection {
+    pub client: kube::Client,
+    pub default_namespace: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("failed to read kubeconfig {path}")]
+    ReadKubeconfig {
+        path: String,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("failed to load the kubeconfig (context {context:?})")]
+    Kubeconfig {
+        context: Option<String>,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("failed to find cluster credentials (no --kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster account)")]
+    Infer(#[source] kube::config::InferConfigError),
+    #[error("failed to create a client")]
+    Client(#[source] kube::Error),
+}
+
+/// Build a client from `--kubeconfig`/`--context`, else the usual inference.
+pub async fn connect(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+    namespace: Option<&str>,
+) -> Result<Connection, ConnectError> {
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..KubeConfigOptions::default()
+    };
+    let config = match kubeconfig {
+        Some(path) => {
+            let kc = Kubeconfig::read_from(path).map_err(|source| ConnectError::ReadKubeconfig {
+                path: path.display().to_string(),
+                source,
+            })?;
+            kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|source| {
+                ConnectError::Kubeconfig { context: context.map(str::to_owned), source }
+            })?
+        }
+        None if context.is_some() => kube::Config::from_kubeconfig(&options).await.map_err(|source| {
+            ConnectError::Kubeconfig { context: context.map(str::to_owned), source }
+        })?,
+        None => kube::Config::infer().await.map_err(ConnectError::Infer)?,
+    };
+    let default_namespace = namespace.map_or_else(|| config.default_namespace.clone(), str::to_owned);
+    let client = kube::Client::try_from(config).map_err(ConnectError::Client)?;
+    Ok(Connection { client, default_namespace })
+}

@@ -1,0 +1,34 @@
+//! What the cluster serves (discovery), reduced to the lookups a deploy needs: is this
+//! apiVersion/kind known, is it namespaced, and which ApiResource addresses it.
+
+use crate::manifest::Scope;
+use kube::core::GroupVersionKind;
+use kube::discovery::{ApiResource, Discovery, Scope as KubeScope};
+
+/// The cluster's kinds, from one discovery run.
+pub struct Kinds {
+    discovery: Discovery,
+}
+
+impl Kinds {
+    /// Run discovery (one request per API group).
+    pub async fn discover(client: &kube::Client) -> Result<Kinds, kube::Error> {
+        Ok(Kinds { discovery: Discovery::new(client.clone()).run().await? })
+    }
+
+    fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        GroupVersionKind::gvk(group, version, kind)
+    }
+
+    pub fn resolve(&self, api_version: &str, kind: &str) -> Option<(ApiResource, bool)> {
+        let (ar, caps) = self.discovery.resolve_gvk(&Self::gvk(api_version, kind))?;
+        Some((ar, caps.scope == KubeScope::Namespaced))
+    }
+
+    /// The scope lookup the manifest validator takes.
+    pub fn scope(&self, api_version: &str, kind: &str) -> Option<Scope> {
+        self.resolve(api_version, kind)
+            .map(|(_, namespaced)| if namespaced { Scope::Namespaced } else { Scope::Cluster })
+    }
+}

@@ -1,0 +1,118 @@
+//! The validated configuration of a run, built from the command line before any I/O.
+
+use crate::cli::{ClusterArgs, Command};
+use crate::manifest::parse_duration;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What kind of run this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Apply, then watch.
+    Deploy,
+    /// Server-side dry run of the apply; nothing changes.
+    DryRun,
+    /// Judge what is there; apply nothing.
+    Watch,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub mode: Mode,
+    pub files: Vec<String>,
+    pub namespace: Option<String>,
+    pub context: Option<String>,
+    pub kubeconfig: Option<PathBuf>,
+    pub timeout: Duration,
+    pub report: Option<PathBuf>,
+    pub selector: BTreeMap<String, String>,
+}
+
+/// A command line that cannot be run.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("invalid --timeout {0:?}: use a duration such as 90s or 5m")]
+    Timeout(String),
+    #[error("invalid --selector {0:?}: use key=value pairs separated by commas")]
+    Selector(String),
+    #[error("`-` (stdin) may be given only once")]
+    StdinTwice,
+}
+
+impl Config {
+    pub fn from_command(command: &Command) -> Result<Config, ConfigError> {
+        let (args, mode): (&ClusterArgs, Mode) = match command {
+            Command::Deploy(d) if d.dry_run => (&d.cluster, Mode::DryRun),
+            Command::Deploy(d) => (&d.cluster, Mode::Deploy),
+            Command::Watch(w) => (w, Mode::Watch),
+        };
+        let timeout = parse_duration(&args.timeout)
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| ConfigError::Timeout(args.timeout.clone()))?;
+        if args.files.iter().filter(|f| *f == "-").count() > 1 {
+            return Err(ConfigError::StdinTwice);
+        }
+        Ok(Config {
+            mode,
+            files: args.files.clone(),
+            namespace: args.namespace.clone(),
+            context: args.context.clone(),
+            kubeconfig: args.kubeconfig.clone(),
+            timeout,
+            report: args.report.clone(),
+            selector: parse_selector(args.selector.as_deref().unwrap_or_default())?,
+        })
+    }
+
+    /// The selector as a label-selector string for watches.
+    pub fn selector_string(&self) -> Option<String> {
+        (!self.selector.is_empty()).then(|| {
+            self.selector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+        })
+    }
+}
+
+fn parse_selector(s: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    let mut out = BTreeMap::new();
+    for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').ok_or_else(|| ConfigError::Selector(s.to_owned()))?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() {
+            return Err(ConfigError::Selector(s.to_owned()));
+        }
+        out.insert(k.to_owned(), v.to_owned());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<Config, ConfigError> {
+        let cli = Cli::try_parse_from(std::iter::once("deploy-action").chain(args.iter().copied())).unwrap();
+        Config::from_command(&cli.command)
+    }
+
+    #[test]
+    fn reads_modes_timeouts_and_selectors() {
+        let c = config(&["deploy", "-f", "k8s/", "--timeout", "90s", "--selector", "app=web, team=shop"]).unwrap();
+        assert_eq!(c.mode, Mode::Deploy);
+        assert_eq!(c.timeout, Duration::from_secs(90));
+        assert_eq!(c.selector_string().as_deref(), Some("app=web,team=shop"));
+        assert_eq!(config(&["deploy", "--dry-run", "-f", "-"]).unwrap().mode, Mode::DryRun);
+        let w = config(&["watch", "-f", "a.yaml", "b.yaml"]).unwrap();
+        assert_eq!((w.mode, w.files.len(), w.timeout), (Mode::Watch, 2, Duration::from_secs(300)));
+    }
+
+    #[test]
+    fn refuses_bad_values_before_any_io() {
+        assert_eq!(config(&["deploy", "-f", "x", "--timeout", "soon"]).unwrap_err(), ConfigError::Timeout("soon".into()));
+        assert_eq!(config(&["deploy", "-f", "x", "--timeout", "0s"]).unwrap_err(), ConfigError::Timeout("0s".into()));
+        assert!(matches!(config(&["deploy", "-f", "x", "--selector", "app"]), Err(ConfigError::Selector(_))));
+        assert_eq!(config(&["deploy", "-f", "-", "-"]).unwrap_err(), ConfigError::StdinTwice);
+    }
+}

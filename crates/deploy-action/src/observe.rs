@@ -1,0 +1,36 @@
+//! The events a run reports while it works (the run never prints; an observer does).
+
+use crate::outcome::{Outcome, ResourceId};
+use std::time::Duration;
+
+/// Something that happened during a run, at a time since the run started.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    Loaded { resources: usize },
+    /// A server-side dry run of every manifest that can be checked before applying.
+    Validating,
+    Phase(&'static str),
+    Applied { id: ResourceId, dry_run: bool },
+    /// A resource is being watched; `state` says where it stands (changes only).
+    Waiting { id: ResourceId, state: String },
+    Verdict(Outcome),
+    /// A watch failed and is retrying (never fatal).
+    WatchTrouble(String),
+}
+
+/// Receives a run's events as they happen.
+pub trait Observer: Send {
+    fn event(&mut self, at: Duration, event: RunEvent);
+}
+
+/// Keeps every event (for tests and for callers that render later).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    pub events: Vec<(Duration, RunEvent)>,
+}
+
+impl Observer for Recorder {
+    fn event(&mut self, at: Duration, event: RunEvent) {
+        self.events.push((at, event));
+    }
+}

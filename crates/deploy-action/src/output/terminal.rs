@@ -1,0 +1,137 @@
+//! The terminal: live progress (indicatif) when stderr is a TTY, plain timestamped lines
+//! in CI, `::group::` folding under GitHub Actions.
+
+use crate::observe::{Observer, RunEvent};
+use crate::outcome::ResourceId;
+use crate::render::{self, Style};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TerminalMode {
+    /// A line per pending resource, redrawn in place.
+    Live,
+    /// Plain timestamped lines, no ANSI.
+    Plain,
+    /// Plain lines folded into `::group::` sections.
+    GitHubActions,
+}
+
+impl TerminalMode {
+    /// Decide from the environment: GitHub Actions, a TTY, or plain.
+    pub fn detect(stderr_is_tty: bool, github_actions: bool) -> Self {
+        if github_actions {
+            TerminalMode::GitHubActions
+        } else if stderr_is_tty {
+            TerminalMode::Live
+        } else {
+            TerminalMode::Plain
+        }
+    }
+}
+
+/// Prints a run's progress to stderr.
+pub struct Terminal {
+    mode: TerminalMode,
+    style: Style,
+    multi: MultiProgress,
+    bars: HashMap<ResourceId, ProgressBar>,
+    group_open: bool,
+}
+
+impl Terminal {
+    pub fn new(mode: TerminalMode, style: Style) -> Self {
+        let multi = MultiProgress::with_draw_target(if mode == TerminalMode::Live {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        });
+        Terminal { mode, style, multi, bars: HashMap::new(), group_open: false }
+    }
+
+    fn line(&self, text: &str) {
+        if self.mode == TerminalMode::Live {
+            let _ = self.multi.println(text);
+        } else {
+            #[expect(clippy::print_stderr, reason = "the output layer prints")]
+            {
+                eprintln!("{text}");
+            }
+        }
+    }
+
+    fn group(&mut self, title: &str) {
+        if self.mode != TerminalMode::GitHubActions {
+            return;
+        }
+        if self.group_open {
+            self.line(render::group_end());
+        }
+        self.line(&render::group_start(title));
+        self.group_open = true;
+    }
+
+    /// Close any open group and clear live lines, before the summary is printed.
+    pub fn finish(&mut self) {
+        for (_, bar) in self.bars.drain() {
+            bar.finish_and_clear();
+        }
+        if self.group_open {
+            self.line(render::group_end());
+            self.group_open = false;
+        }
+        let _ = std::io::stderr().flush();
+    }
+
+    fn bar(&mut self, id: &ResourceId) -> &ProgressBar {
+        let multi = &self.multi;
+        self.bars.entry(id.clone()).or_insert_with(|| {
+            let bar = multi.add(ProgressBar::new_spinner());
+            bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        })
+    }
+}
+
+impl Observer for Terminal {
+    fn event(&mut self, at: Duration, event: RunEvent) {
+        let secs = at.as_secs_f64();
+        match event {
+            RunEvent::Loaded { resources } => self.line(&format!("deploy-action: {resources} resources loaded")),
+            RunEvent::Validating => {
+                self.group("deploy-action: server-side validation");
+                self.line("validating every manifest with a server-side dry run");
+            }
+            RunEvent::Phase(label) => {
+                self.group(&format!("deploy-action: apply {label}"));
+                self.line(&format!("applying {label}"));
+            }
+            RunEvent::Applied { id, dry_run } => {
+                let what = if dry_run { "would be applied (server dry run)" } else { "applied" };
+                self.line(&render::ci_line(secs, &id, what));
+            }
+            RunEvent::Waiting { id, state } => {
+                if self.mode == TerminalMode::Live {
+                    let line = render::progress_line(&id, &state, at);
+                    self.bar(&id).set_message(line);
+                } else {
+                    if !self.group_open && self.mode == TerminalMode::GitHubActions {
+                        self.group("deploy-action: watch");
+                    }
+                    self.line(&render::ci_line(secs, &id, &state));
+                }
+            }
+            RunEvent::Verdict(outcome) => {
+                if let Some(bar) = self.bars.remove(&outcome.resource) {
+                    bar.finish_and_clear();
+                }
+                self.line(&render::verdict_line(&outcome, &self.style));
+            }
+            RunEvent::WatchTrouble(message) => self.line(&format!("warning: watch interrupted, retrying: {message}")),
+        }
+    }
+}

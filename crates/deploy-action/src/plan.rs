@@ -1,0 +1,160 @@
+//! The apply plan: which phase each manifest goes in (CRDs, Namespaces, priority kinds,
+//! everything else), and which can be checked by a server-side dry run before anything
+//! is applied. Pure, so the order is tested without a cluster.
+
+use crate::manifest::Manifest;
+use std::collections::BTreeSet;
+
+/// Apply phases, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// CustomResourceDefinitions, waited for until Established.
+    Crds,
+    Namespaces,
+    /// Things others depend on: quotas, policies, config, identities, claims, and custom
+    /// resources whose CRD was already installed.
+    Priority,
+    Rest,
+}
+
+impl Phase {
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Crds => "custom resource definitions",
+            Phase::Namespaces => "namespaces",
+            Phase::Priority => "configuration and policy",
+            Phase::Rest => "workloads and the rest",
+        }
+    }
+}
+
+const PRIORITY_KINDS: &[&str] = &[
+    "ResourceQuota",
+    "LimitRange",
+    "NetworkPolicy",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "PersistentVolumeClaim",
+    "PriorityClass",
+    "StorageClass",
+];
+
+/// Kinds the Kubernetes API serves itself (by API group), as opposed to CRDs.
+fn is_builtin_group(group: &str) -> bool {
+    group.is_empty() || group.ends_with(".k8s.io") || matches!(group, "apps" | "batch" | "autoscaling" | "policy")
+}
+
+/// One manifest's place in the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// Index into the manifests.
+    pub index: usize,
+    pub phase: Phase,
+    /// Whether a server-side dry run can check it before anything is applied (not when its
+    /// CRD or namespace is created by this same deploy).
+    pub dry_run_first: bool,
+}
+
+/// Plan the manifests, in phase order, keeping file order within a phase.
+pub fn plan(manifests: &[Manifest]) -> Vec<Step> {
+    let new_kinds: BTreeSet<(String, String)> = manifests
+        .iter()
+        .filter(|m| m.kind == "CustomResourceDefinition")
+        .filter_map(|m| {
+            let group = m.object.pointer("/spec/group")?.as_str()?;
+            let kind = m.object.pointer("/spec/names/kind")?.as_str()?;
+            Some((group.to_owned(), kind.to_owned()))
+        })
+        .collect();
+    let new_namespaces: BTreeSet<&str> = manifests
+        .iter()
+        .filter(|m| m.kind == "Namespace" && m.group().is_empty())
+        .map(|m| m.name.as_str())
+        .collect();
+    let mut steps: Vec<Step> = manifests
+        .iter()
+        .enumerate()
+        .map(|(index, m)| {
+            let group = m.group();
+            let custom_new = new_kinds.contains(&(group.to_owned(), m.kind.clone()));
+            let phase = match m.kind.as_str() {
+                "CustomResourceDefinition" if group == "apiextensions.k8s.io" => Phase::Crds,
+                "Namespace" if group.is_empty() => Phase::Namespaces,
+                k if PRIORITY_KINDS.contains(&k) => Phase::Priority,
+                _ if !is_builtin_group(group) && !custom_new => Phase::Priority,
+                _ => Phase::Rest,
+            };
+            let in_new_namespace = m.namespace.as_deref().is_some_and(|ns| new_namespaces.contains(ns));
+            Step { index, phase, dry_run_first: !custom_new && !in_new_namespace }
+        })
+        .collect();
+    steps.sort_by_key(|s| (s.phase, s.index));
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::load_str;
+
+    const STREAM: &str = "
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx:1.27}]}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: default}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: shop}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets}
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: web, namespace: default}
+";
+
+    #[test]
+    fn orders_crds_namespaces_priority_then_the_rest() {
+        let manifests = load_str("stream.yaml", STREAM).unwrap();
+        let order: Vec<(&str, Phase, bool)> = plan(&manifests)
+            .iter()
+            .map(|s| (manifests[s.index].kind.as_str(), s.phase, s.dry_run_first))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("CustomResourceDefinition", Phase::Crds, true),
+                ("Namespace", Phase::Namespaces, true),
+                ("ConfigMap", Phase::Priority, false),
+                ("ServiceMonitor", Phase::Priority, true),
+                ("Deployment", Phase::Rest, false),
+                ("Widget", Phase::Rest, false),
+            ]
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! Applying in phases: first a server-side dry run of everything that can be checked (so a
+//! rejected manifest means nothing was applied), then CRDs (waited for), Namespaces,
+//! priority kinds, and the rest, with bounded concurrency.
+
+use super::evidence;
+use crate::cluster::apply::{self, Rejection};
+use crate::cluster::{Connection, Kinds};
+use crate::manifest::Manifest;
+use crate::observe::{Observer, RunEvent};
+use crate::outcome::{Outcome, ResourceId};
+use crate::plan::{self, Phase, Step};
+use crate::rules::Target;
+use crate::verdict::{Reason, Verdict};
+use futures::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Applies in flight at once.
+const CONCURRENCY: usize = 8;
+/// Longest wait for a CRD to be Established.
+const CRD_WAIT: Duration = Duration::from_secs(60);
+
+/// A resource to judge: which manifest, its identity, and when it was applied.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub index: usize,
+    pub target: Target,
+    pub applied_at: Instant,
+}
+
+/// How the apply stage ended.
+pub enum Applied {
+    /// Server-side validation rejected manifests; nothing was applied.
+    Rejected(Vec<Outcome>),
+    /// A dry run: what validation said of each manifest.
+    DryRun(Vec<Outcome>),
+    /// Applied; `rejected` holds manifests the server refused during the apply itself.
+    Ready { targets: Vec<Pending>, kinds: Kinds, rejected: Vec<Outcome> },
+}
+
+fn id_of(m: &Manifest) -> ResourceId {
+    ResourceId {
+        api_version: m.api_version.clone(),
+        kind: m.kind.clone(),
+        namespace: m.namespace.clone(),
+        name: m.name.clone(),
+    }
+}
+
+fn target_of(m: &Manifest) -> Target {
+    let mut t = Target::from_manifest(&m.object).unwrap_or_else(|| {
+        Target::new(&m.api_version, &m.kind, m.namespace.as_deref(), &m.name)
+    });
+    t.id = id_of(m);
+    t
+}
+
+/// `watch` mode: every manifest is a target, as of the start.
+pub fn not_applied(manifests: &[Manifest], start: Instant) -> Vec<Pending> {
+    manifests
+        .iter()
+        .enumerate()
+        .map(|(index, m)| Pending { index, target: target_of(m), applied_at: start })
+        .collect()
+}
+
+fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
+    evidence::outcome(id_of(m), m, Verdict::Failed, Some(Reason::ApplyRejected), r.message.clone(), None, seconds, Vec::new())
+}
+
+/// The time the server recorded for our apply (managedFields), to tell old conditions
+/// from new ones.
+fn server_apply_time(obj: &Value) -> Option<jiff::Timestamp> {
+    obj.pointer("/metadata/managedFields")?
+        .as_array()?
+        .iter()
+        .find(|e| e["manager"] == apply::FIELD_MANAGER && e["operation"] == "Apply")?
+        .get("time")?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+async fn apply_steps(
+    conn: &Connection,
+    kinds: &Kinds,
+    manifests: &[Manifest],
+    steps: &[&Step],
+    dry_run: bool,
+) -> Vec<(usize, Result<Value, Rejection>)> {
+    futures::stream::iter(steps.iter().map(|s| {
+        let m = &manifests[s.index];
+        async move {
+            let Some((ar, namespaced)) = kinds.resolve(&m.api_version, &m.kind) else {
+                let message = format!("the server does not serve {} in {}", m.kind, m.api_version);
+                return (s.index, Err(Rejection { code: None, message }));
+            };
+            let ns = if namespaced { m.namespace.as_deref() } else { None };
+            (s.index, apply::apply(&conn.client, &ar, ns, &m.object, dry_run).await)
+        }
+    }))
+    .buffer_unordered(CONCURRENCY)
+    .collect()
+    .await
+}
+
+pub async fn apply_all(
+    conn: &Connection,
+    mut kinds: Kinds,
+    manifests: &[Manifest],
+    dry_run: bool,
+    timeout: Duration,
+    start: Instant,
+    observer: &mut dyn Observer,
+) -> Applied {
+    let steps = plan::plan(manifests);
+    observer.event(start.elapsed(), RunEvent::Validating);
+    let checkable: Vec<&Step> = steps.iter().filter(|s| s.dry_run_first).collect();
+    let mut checked = apply_steps(conn, &kinds, manifests, &checkable, true).await;
+    checked.sort_by_key(|(i, _)| *i);
+    let secs = || start.elapsed().as_secs_f64();
+    let refused: Vec<Outcome> = checked
+        .iter()
+        .filter_map(|(i, r)| r.as_ref().err().map(|e| rejected(&manifests[*i], e, secs())))
+        .collect();
+    if !refused.is_empty() {
+        return Applied::Rejected(refused);
+    }
+    if dry_run {
+        let outcomes = steps
+            .iter()
+            .map(|s| {
+                let m = &manifests[s.index];
+                observer.event(start.elapsed(), RunEvent::Applied { id: id_of(m), dry_run: true });
+                let message = if s.dry_run_first {
+                    "server-side dry run passed".to_owned()
+                } else {
+                    "not checked by the server: its CRD or namespace is created by this deploy".to_owned()
+                };
+                evidence::outcome(id_of(m), m, Verdict::Succeeded, None, message, None, secs(), Vec::new())
+            })
+            .collect();
+        return Applied::DryRun(outcomes);
+    }
+
+    let mut targets = Vec::new();
+    let mut refused = Vec::new();
+    for phase in [Phase::Crds, Phase::Namespaces, Phase::Priority, Phase::Rest] {
+        let in_phase: Vec<&Step> = steps.iter().filter(|s| s.phase == phase).collect();
+        if in_phase.is_empty() {
+            continue;
+        }
+        observer.event(start.elapsed(), RunEvent::Phase(phase.label()));
+        let mut results = apply_steps(conn, &kinds, manifests, &in_phase, false).await;
+        results.sort_by_key(|(i, _)| *i);
+        for (index, result) in results {
+            let m = &manifests[index];
+            match result {
+                Ok(obj) => {
+                    observer.event(start.elapsed(), RunEvent::Applied { id: id_of(m), dry_run: false });
+                    let mut target = target_of(m);
+                    target.applied_at = server_apply_time(&obj);
+                    targets.push(Pending { index, target, applied_at: Instant::now() });
+                }
+                Err(e) => refused.push(rejected(m, &e, secs())),
+            }
+        }
+        if phase == Phase::Crds {
+            for t in &targets {
+                apply::wait_established(&conn.client, &t.target.id.name, CRD_WAIT.min(timeout)).await;
+            }
+            if let Ok(fresh) = Kinds::discover(&conn.client).await {
+                kinds = fresh;
+            }
+        }
+    }
+    Applied::Ready { targets, kinds, rejected: refused }
+}

@@ -1,0 +1,183 @@
+//! The judging loop: feed what the watchers see into the snapshot, re-assess every
+//! undecided resource, and stop when each has a verdict. Event-driven: it wakes on a
+//! watch event or on the next deadline, never on a polling tick.
+
+use super::applying::Pending;
+use super::{evidence, scopes};
+use crate::cluster::watch::{self, Seen};
+use crate::cluster::{Connection, Kinds, logs};
+use crate::config::Config;
+use crate::manifest::Manifest;
+use crate::observe::{Observer, RunEvent};
+use crate::outcome::{Outcome, RunOutcome};
+use crate::rules::{self, ObjectKey, Snapshot};
+use crate::verdict::Reason;
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+struct Watched {
+    pending: Pending,
+    deadline: Duration,
+    last_state: Option<String>,
+}
+
+fn key_of(v: &Value) -> Option<(String, String, Option<String>, String)> {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+    Some((s("/apiVersion")?, s("/kind")?, s("/metadata/namespace"), s("/metadata/name")?))
+}
+
+/// Apply one watch observation to the snapshot.
+fn observe(snapshot: &mut Snapshot, members: &mut HashMap<usize, BTreeSet<(String, String, Option<String>, String)>>, seen: Seen, observer: &mut dyn Observer, at: Duration) {
+    match seen {
+        Seen::Upsert(v) => {
+            let _ = snapshot.upsert(v);
+        }
+        Seen::Delete(v) => {
+            if let Some((av, kind, ns, name)) = key_of(&v) {
+                snapshot.remove(&av, &kind, ns.as_deref(), &name);
+            }
+        }
+        Seen::Relisted { scope, objects } => {
+            let fresh: BTreeSet<_> = objects.iter().filter_map(key_of).collect();
+            if let Some(old) = members.get(&scope) {
+                for (av, kind, ns, name) in old.difference(&fresh) {
+                    snapshot.remove(av, kind, ns.as_deref(), name);
+                }
+            }
+            for v in objects {
+                let _ = snapshot.upsert(v);
+            }
+            members.insert(scope, fresh);
+        }
+        Seen::Trouble { message, .. } => observer.event(at, RunEvent::WatchTrouble(message)),
+    }
+}
+
+fn uid(snapshot: &Snapshot, key: &ObjectKey) -> Option<String> {
+    snapshot.get_raw(key)?.pointer("/metadata/uid")?.as_str().map(str::to_owned)
+}
+
+/// Build the explained outcome of a verdict, fetching a log tail when a container failed.
+async fn explain(
+    conn: &Connection,
+    snapshot: &Snapshot,
+    manifest: &Manifest,
+    w: &Watched,
+    verdict: (crate::verdict::Verdict, Option<Reason>, String),
+    container: Option<crate::outcome::ContainerRef>,
+) -> Outcome {
+    let id = w.pending.target.id.clone();
+    let target_uid = uid(snapshot, &ObjectKey::new(&id.api_version, &id.kind, id.namespace.as_deref(), &id.name));
+    let ns = id.namespace.clone().unwrap_or_default();
+    let pod_uid = container
+        .as_ref()
+        .and_then(|c| snapshot.get::<Pod>(Some(&ns), &c.pod))
+        .and_then(|p| p.metadata.uid);
+    let events = evidence::events(snapshot, target_uid.as_deref(), pod_uid.as_deref());
+    let (v, reason, message) = verdict;
+    let seconds = w.pending.applied_at.elapsed().as_secs_f64();
+    let mut outcome = evidence::outcome(id, manifest, v, reason, message, container.clone(), seconds, events);
+    if let (Some(c), Some(Reason::CrashLoop | Reason::ContainerCannotRun | Reason::ReadinessFailing)) = (&container, reason) {
+        let previous = reason == Some(Reason::CrashLoop);
+        outcome.logs = match logs::tail(&conn.client, &ns, &c.pod, &c.container, previous).await {
+            Some(t) => Some(t),
+            None if previous => logs::tail(&conn.client, &ns, &c.pod, &c.container, false).await,
+            None => None,
+        };
+    }
+    outcome
+}
+
+#[allow(clippy::too_many_arguments)]
+pub async fn judge_all(
+    conn: &Connection,
+    kinds: &Kinds,
+    manifests: &[Manifest],
+    targets: Vec<Pending>,
+    mut outcomes: Vec<Outcome>,
+    config: &Config,
+    start: Instant,
+    observer: &mut dyn Observer,
+) -> RunOutcome {
+    let order: HashMap<_, usize> = manifests
+        .iter()
+        .enumerate()
+        .map(|(i, m)| ((m.kind.clone(), m.namespace.clone(), m.name.clone()), i))
+        .collect();
+    let run_deadline = start + config.timeout;
+    let target_list: Vec<_> = targets.iter().map(|p| p.target.clone()).collect();
+    let scopes = scopes::resolve(kinds, &target_list, config.selector_string().as_deref());
+    let (tx, mut rx) = mpsc::channel(1024);
+    let handles = watch::spawn(&conn.client, &scopes, &tx);
+    drop(tx);
+    let mut watched: Vec<Watched> = targets
+        .into_iter()
+        .map(|pending| {
+            let own = rules::deadline_for(&pending.target.id.kind, &pending.target.annotations, config.timeout);
+            let left = run_deadline.saturating_duration_since(pending.applied_at);
+            Watched { deadline: own.min(left), pending, last_state: None }
+        })
+        .collect();
+    let mut snapshot = Snapshot::new();
+    let mut members = HashMap::new();
+    let mut watchers_alive = true;
+    loop {
+        let now = Instant::now();
+        let mut still = Vec::new();
+        for mut w in watched {
+            let assessment = rules::assess(&w.pending.target, &snapshot);
+            let state = assessment.message().to_owned();
+            let container = assessment.container().cloned();
+            let elapsed = now.saturating_duration_since(w.pending.applied_at);
+            match rules::judge(assessment, elapsed, w.deadline) {
+                Some(verdict) => {
+                    let outcome = explain(conn, &snapshot, &manifests[w.pending.index], &w, verdict, container).await;
+                    observer.event(start.elapsed(), RunEvent::Verdict(outcome.clone()));
+                    outcomes.push(outcome);
+                }
+                None => {
+                    if w.last_state.as_deref() != Some(state.as_str()) {
+                        observer.event(start.elapsed(), RunEvent::Waiting { id: w.pending.target.id.clone(), state: state.clone() });
+                        w.last_state = Some(state);
+                    }
+                    still.push(w);
+                }
+            }
+        }
+        watched = still;
+        if watched.is_empty() {
+            break;
+        }
+        let next = watched
+            .iter()
+            .map(|w| w.pending.applied_at + w.deadline)
+            .min()
+            .unwrap_or(run_deadline);
+        tokio::select! {
+            seen = rx.recv(), if watchers_alive => match seen {
+                Some(seen) => {
+                    observe(&mut snapshot, &mut members, seen, observer, start.elapsed());
+                    while let Ok(more) = rx.try_recv() {
+                        observe(&mut snapshot, &mut members, more, observer, start.elapsed());
+                    }
+                }
+                None => watchers_alive = false,
+            },
+            () = tokio::time::sleep_until(next) => {}
+        }
+    }
+    for h in handles {
+        h.abort();
+    }
+    outcomes.sort_by_key(|o| {
+        order
+            .get(&(o.resource.kind.clone(), o.resource.namespace.clone(), o.resource.name.clone()))
+            .copied()
+            .unwrap_or(usize::MAX)
+    });
+    RunOutcome::new(false, start.elapsed().as_secs_f64(), outcomes)
+}

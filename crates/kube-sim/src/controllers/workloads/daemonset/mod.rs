@@ -1,0 +1,7 @@
+//! DaemonSets: a pod on every eligible node, rolled out node by node.
+
+mod controller;
+mod placement;
+mod rollout;
+
+pub use controller::DaemonSetController;
