@@ -1,0 +1,154 @@
+//! The binary, black-box: exit codes, the JSON report and the summary, against kube-sim
+//! served over TCP with real time.
+
+use kube_sim::kubeconfig::write_kubeconfig;
+use kube_sim::scenario::ImageBehaviour;
+use kube_sim::{Scenario, Sim};
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_deploy-action");
+
+struct Cluster {
+    sim: Sim,
+    dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    async fn start(scenario: Scenario) -> Cluster {
+        let mut sim = Sim::start(scenario);
+        let addr = sim.serve("127.0.0.1:0").await.expect("bind");
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_kubeconfig(&dir.path().join("kubeconfig"), addr, "default").expect("kubeconfig");
+        Cluster { sim, dir }
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, text).expect("write manifest");
+        p.display().to_string()
+    }
+
+    async fn deploy(&self, args: &[&str]) -> Output {
+        let kubeconfig = self.path("kubeconfig");
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.arg("deploy").args(args).arg("--kubeconfig").arg(&kubeconfig).env_remove("GITHUB_ACTIONS").env("NO_COLOR", "1");
+        cmd.output().await.expect("deploy-action runs")
+    }
+}
+
+fn fast() -> Scenario {
+    Scenario::builder()
+        .default_image(ImageBehaviour::pulls_in(Duration::from_millis(200)))
+        .image("registry.local/shop/api:2", ImageBehaviour::crashing(3, false, Duration::from_millis(200), &["fatal: no config"]))
+        .image("registry.local/shop/worker:*", ImageBehaviour::pulls_in(Duration::from_secs(600)))
+        .build()
+}
+
+fn deployment(name: &str, image: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: {name}
+          image: {image}
+"
+    )
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("report written")).expect("report is JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_manifests_exit_2_with_file_and_line_and_touch_nothing() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n");
+    let before = c.sim.store.current_rv();
+    let out = c.deploy(&["-f", &f]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("bad.yaml:3: missing metadata.name"), "{err}");
+    assert!(err.contains("nothing was applied"), "{err}");
+    assert_eq!(c.sim.store.current_rv(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_timeout_is_a_usage_error() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
+    let out = c.deploy(&["-f", &f, "--timeout", "soon"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("invalid --timeout \"soon\""), "{}", text(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn success_exits_0_and_writes_the_report() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write("web.yaml", &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web}}\ndata: {{a: b}}\n---\n{}", deployment("web", "registry.local/shop/web:1")));
+    let rep = c.path("report.json");
+    let out = c.deploy(&["-f", &f, "--timeout", "30s", "--report", rep.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let r = report(&rep);
+    assert_eq!(r["result"], "success");
+    assert_eq!(r["dry_run"], false);
+    let kinds: Vec<_> = r["resources"].as_array().unwrap().iter().map(|x| (x["kind"].clone(), x["verdict"].clone(), x["line"].clone())).collect();
+    assert_eq!(kinds, [("ConfigMap".into(), "succeeded".into(), 1.into()), ("Deployment".into(), "succeeded".into(), 6.into())]);
+    assert!(text(&out.stdout).starts_with("SUCCESS"), "{}", text(&out.stdout));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_loop_exits_1_with_reason_and_logs_in_the_summary() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write("api.yaml", &deployment("api", "registry.local/shop/api:2"));
+    let rep = c.path("report.json");
+    let out = c.deploy(&["-f", &f, "--timeout", "30s", "--report", rep.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(1), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let summary = text(&out.stdout);
+    assert!(summary.contains("crash_loop"), "{summary}");
+    assert!(summary.contains("fatal: no config"), "{summary}");
+    assert!(!summary.contains('\u{1b}'), "NO_COLOR output has escapes");
+    assert_eq!(report(&rep)["resources"][0]["reason"], "crash_loop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_registry_exits_70() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write("worker.yaml", &deployment("worker", "registry.local/shop/worker:7"));
+    let rep = c.path("report.json");
+    let out = c.deploy(&["-f", &f, "--timeout", "3s", "--report", rep.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(70), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let r = report(&rep);
+    assert_eq!(r["result"], "timed_out");
+    assert_eq!(r["resources"][0]["reason"], "registry_slow");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_changes_nothing() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write("web.yaml", &deployment("web", "registry.local/shop/web:1"));
+    let before = c.sim.store.current_rv();
+    let out = c.deploy(&["-f", &f, "--dry-run"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("DRY RUN"), "{}", text(&out.stdout));
+    assert_eq!(c.sim.store.current_rv(), before);
+}

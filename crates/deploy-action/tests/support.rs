@@ -1,0 +1,40 @@
+//! Running deploy-action against an in-process kube-sim.
+
+use deploy_action::cluster::Connection;
+use deploy_action::config::{Config, Mode};
+use deploy_action::manifest::load_str;
+use deploy_action::observe::Recorder;
+use deploy_action::outcome::{Outcome, RunOutcome};
+use deploy_action::run::{self, RunError};
+use kube_sim::Sim;
+use std::time::Duration;
+
+pub fn config(mode: Mode, timeout: Duration) -> Config {
+    Config {
+        mode,
+        files: vec!["test.yaml".into()],
+        namespace: None,
+        context: None,
+        kubeconfig: None,
+        timeout,
+        report: None,
+        selector: Default::default(),
+    }
+}
+
+/// Load `yaml` as `file` and run it against `sim`.
+pub async fn run_yaml(sim: &Sim, file: &str, yaml: &str, mode: Mode, timeout: Duration) -> Result<RunOutcome, RunError> {
+    let manifests = load_str(file, yaml).map_err(RunError::Load)?;
+    let conn = Connection { client: sim.client(), default_namespace: "default".into() };
+    let mut recorder = Recorder::default();
+    run::run(&conn, &config(mode, timeout), manifests, &mut recorder).await
+}
+
+/// The outcome for `kind/name`.
+#[track_caller]
+pub fn outcome<'a>(run: &'a RunOutcome, kind: &str, name: &str) -> &'a Outcome {
+    run.outcomes
+        .iter()
+        .find(|o| o.resource.kind == kind && o.resource.name == name)
+        .unwrap_or_else(|| panic!("no outcome for {kind}/{name} in {:#?}", run.outcomes))
+}

@@ -1,0 +1,4 @@
+//! Scenario tests of Jobs and CronJobs against a running simulated cluster.
+
+mod cronjob;
+mod jobs;
