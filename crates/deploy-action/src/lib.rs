@@ -11,6 +11,7 @@ pub mod outcome;
 pub mod output;
 pub mod plan;
 pub mod render;
+pub mod registry;
 pub mod report;
 pub mod rules;
 pub mod run;

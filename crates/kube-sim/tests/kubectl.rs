@@ -120,3 +120,87 @@ async fn get_json_deserializes_into_typed_objects() {
     assert_eq!(cm.data.unwrap()["mode"], "fast");
     let _: Vec<k8s_openapi::api::storage::v1::StorageClass> = typed_items(&s.ok(&["get", "storageclass", "-o", "json"], None).await);
 }
+
+fn deployment(name: &str, image: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  replicas: 2
+  progressDeadlineSeconds: 3
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: {name}
+          image: {image}
+{extra}"
+    )
+}
+
+fn fast_scenario() -> Scenario {
+    use kube_sim::scenario::ImageBehaviour;
+    use std::time::Duration;
+    Scenario::builder()
+        .default_image(ImageBehaviour::pulls_in(Duration::from_millis(100)))
+        .image("registry.local/ui:never", ImageBehaviour::never_ready())
+        .image(
+            "registry.local/cron:crash",
+            ImageBehaviour::crashing(3, false, Duration::from_millis(100), &["starting", "fatal: no config"]),
+        )
+        .build()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_status_succeeds_on_a_healthy_deployment() {
+    let Some(s) = Served::start(fast_scenario()).await else { return };
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(&deployment("web", "registry.local/web:1", ""))).await;
+    let out = s.ok(&["rollout", "status", "deployment/web", "--timeout=30s"], None).await;
+    assert!(out.contains("deployment \"web\" successfully rolled out"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_status_fails_on_progress_deadline_exceeded() {
+    let Some(s) = Served::start(fast_scenario()).await else { return };
+    let probe = "          readinessProbe:\n            httpGet: {path: /, port: 80}\n";
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(&deployment("ui", "registry.local/ui:never", probe))).await;
+    let out = s.run(&["rollout", "status", "deployment/ui", "--timeout=60s"], None).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("deployment \"ui\" exceeded its progress deadline"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_and_logs_of_a_crashing_pod() {
+    let Some(s) = Served::start(fast_scenario()).await else { return };
+    let pod = "apiVersion: v1
+kind: Pod
+metadata: {name: cron}
+spec:
+  containers:
+    - name: cron
+      image: registry.local/cron:crash
+";
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(pod)).await;
+    // Wait (in real time) until the kubelet has restarted it once.
+    for _ in 0..100 {
+        let p = s.sim.get("v1", "Pod", "default", "cron");
+        if p.as_ref().and_then(|p| p.pointer("/status/containerStatuses/0/restartCount")).and_then(serde_json::Value::as_i64) >= Some(1) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let events = s.ok(&["events", "--for", "pod/cron"], None).await;
+    for reason in ["Scheduled", "Pulling", "Pulled", "Created", "Started", "BackOff"] {
+        assert!(events.contains(reason), "no {reason} event in:\n{events}");
+    }
+    let logs = s.ok(&["logs", "cron", "--previous"], None).await;
+    assert_eq!(logs, "starting\nfatal: no config\n");
+    let tail = s.ok(&["logs", "cron", "--previous", "--tail=1"], None).await;
+    assert_eq!(tail, "fatal: no config\n");
+}

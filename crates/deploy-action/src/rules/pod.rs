@@ -26,7 +26,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         .as_deref()
         .map(|u| snapshot.events_for(u))
         .unwrap_or_default();
-    let state = pod_state(&pod, &events);
+    let state = pod_state(&pod, &events, snapshot.registry_views());
     match state {
         PodState::Completed => Assessment::succeeded("completed"),
         PodState::Terminated { .. } => Assessment::failed(Reason::PodFailed, state.detail()),

@@ -34,6 +34,7 @@ impl Doom {
             Reason::ContainerConfigError => "cannot create their containers",
             Reason::ContainerCannotRun => "cannot run their containers",
             Reason::InvalidImageName => "have an invalid image",
+            Reason::ImageNotFound | Reason::ImageUnauthorized => "cannot pull their image",
             _ => "failing",
         }
     }

@@ -3,10 +3,20 @@
 
 use crate::outcome::ContainerRef;
 use crate::rules::assessment::Assessment;
+use crate::rules::pod_failure::Doom;
 use crate::rules::pod_state::{PodState, pod_state};
 use crate::rules::snapshot::Snapshot;
 use crate::verdict::Reason;
 use k8s_openapi::api::core::v1::Pod;
+use std::collections::BTreeMap;
+
+/// Dooms that belong to the image rather than to the pod: every node pulling the same
+/// reference from the same registry gets the same answer.
+const IMAGE_DOOMS: [Reason; 3] = [
+    Reason::ImageNotFound,
+    Reason::ImageUnauthorized,
+    Reason::InvalidImageName,
+];
 
 /// How many doomed pods it takes to fail a workload (krane's rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,11 +41,13 @@ pub struct Blocker {
 #[derive(Debug, Clone, Default)]
 pub struct PodSet {
     states: Vec<PodState>,
+    /// Per live pod: container name -> (image in the spec, whether the node has it).
+    images: Vec<BTreeMap<String, (Option<String>, bool)>>,
 }
 
 impl PodSet {
     pub fn new(pods: &[Pod], snapshot: &Snapshot) -> Self {
-        let states = pods
+        let (states, images) = pods
             .iter()
             .filter(|p| p.metadata.deletion_timestamp.is_none())
             .map(|p| {
@@ -45,11 +57,14 @@ impl PodSet {
                     .as_deref()
                     .map(|uid| snapshot.events_for(uid))
                     .unwrap_or_default();
-                pod_state(p, &events)
+                (
+                    pod_state(p, &events, snapshot.registry_views()),
+                    images_of(p),
+                )
             })
-            .filter(|s| !s.is_terminal())
-            .collect();
-        PodSet { states }
+            .filter(|(s, _)| !s.is_terminal())
+            .unzip();
+        PodSet { states, images }
     }
 
     pub fn len(&self) -> usize {
@@ -71,17 +86,34 @@ impl PodSet {
                 _ => None,
             })
             .collect();
-        let first = doomed.first()?;
-        if policy == DoomPolicy::All && doomed.len() < self.states.len() {
-            return None;
-        }
+        let all = doomed.len() == self.states.len();
+        let (first, revision_wide) = match policy {
+            DoomPolicy::Any => (*doomed.first()?, false),
+            DoomPolicy::All if all => (*doomed.first()?, false),
+            // krane waits for every pod to be doomed because one bad node proves little.
+            // An image is different: the pods of one revision share the template, so when
+            // the doomed image is the one every live pod waits for (no node has it), the
+            // other pods are bound to hit the same registry answer.
+            DoomPolicy::All => (
+                *doomed
+                    .iter()
+                    .find(|d| IMAGE_DOOMS.contains(&d.reason) && self.all_lack_image(d))?,
+                true,
+            ),
+        };
         let same = doomed.iter().filter(|d| d.reason == first.reason).count();
-        let message = format!(
+        let mut message = format!(
             "{same} of {} {noun} {}: {}",
             self.states.len(),
             first.phrase(),
             first.detail
         );
+        if revision_wide {
+            message.push_str(&format!(
+                "; all {} use this image and none has it yet",
+                self.states.len()
+            ));
+        }
         Some(
             Assessment::failed(first.reason, message).with_container(Some(first.container.clone())),
         )
@@ -112,6 +144,44 @@ impl PodSet {
             container: state.container(),
         })
     }
+}
+
+impl PodSet {
+    /// Every live pod runs the doomed container with the same image, and no node has it.
+    fn all_lack_image(&self, doom: &Doom) -> bool {
+        let Some(image) = doom.container.image.as_deref() else {
+            return false;
+        };
+        self.images.iter().all(|containers| {
+            containers
+                .get(&doom.container.container)
+                .is_some_and(|(i, present)| i.as_deref() == Some(image) && !present)
+        })
+    }
+}
+
+/// Container name -> (spec image, image present on the node: a non-empty imageID).
+fn images_of(pod: &Pod) -> BTreeMap<String, (Option<String>, bool)> {
+    let status = pod.status.as_ref();
+    let statuses: Vec<_> = status
+        .into_iter()
+        .flat_map(|s| {
+            s.init_container_statuses
+                .iter()
+                .chain(s.container_statuses.iter())
+                .flatten()
+        })
+        .collect();
+    let spec = pod.spec.as_ref();
+    spec.into_iter()
+        .flat_map(|s| s.init_containers.iter().flatten().chain(&s.containers))
+        .map(|c| {
+            let present = statuses
+                .iter()
+                .any(|cs| cs.name == c.name && !cs.image_id.is_empty());
+            (c.name.clone(), (c.image.clone(), present))
+        })
+        .collect()
 }
 
 /// Which pod explains a wait best: a hopeless one first, then a named hold-up.

@@ -3,8 +3,9 @@
 //! rule both build on this so a pod reads the same everywhere.
 
 use crate::outcome::ContainerRef;
-use crate::rules::image_pull::{PullTrouble, image_pull_state};
+use crate::rules::image_evidence::{PullDecision, PullTrouble, image_pull_state};
 use crate::rules::pod_failure::{Doom, container_ref, doom};
+use crate::rules::registry_view::RegistryViews;
 use crate::verdict::Reason;
 use k8s_openapi::api::core::v1::{Event, Pod, PodCondition};
 
@@ -77,8 +78,9 @@ impl PodState {
     }
 }
 
-/// Classifies a pod; `events` are the core/v1 Events about it.
-pub fn pod_state(pod: &Pod, events: &[Event]) -> PodState {
+/// Classifies a pod; `events` are the core/v1 Events about it, `registry` the runner's
+/// registry lookups.
+pub fn pod_state(pod: &Pod, events: &[Event], registry: &RegistryViews) -> PodState {
     let status = pod.status.clone().unwrap_or_default();
     match status.phase.as_deref() {
         Some("Succeeded") => return PodState::Completed,
@@ -97,8 +99,10 @@ pub fn pod_state(pod: &Pod, events: &[Event]) -> PodState {
     if let Some(d) = doom(pod) {
         return PodState::Doomed(d);
     }
-    if let Some(t) = image_pull_state(pod, events) {
-        return PodState::Pulling(t);
+    match image_pull_state(pod, events, registry) {
+        Some(PullDecision::Doomed(d)) => return PodState::Doomed(d),
+        Some(PullDecision::Waiting(t)) => return PodState::Pulling(t),
+        None => {}
     }
     if let Some(c) = condition(pod, "PodScheduled").filter(|c| c.status == "False")
         && c.reason.as_deref() == Some("Unschedulable")
@@ -196,7 +200,7 @@ mod tests {
     fn state(status: Value, events: &[Value]) -> PodState {
         let pod: Pod = typed(&fixtures::rs_pod(POD, "rs-uid-2", "7d4b9c", status)).unwrap();
         let events: Vec<Event> = events.iter().map(|e| typed(e).unwrap()).collect();
-        pod_state(&pod, &events)
+        pod_state(&pod, &events, &RegistryViews::new())
     }
 
     fn event(type_: &str, reason: &str, message: &str, count: i32) -> Value {
@@ -232,7 +236,7 @@ mod tests {
             ),
             &[],
             Reason::RegistrySlow,
-            "container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff): failed to pull and unpack image \"ghcr.io/acme/web:v2\": failed to resolve reference \"ghcr.io/acme/web:v2\": unexpected status from HEAD request: 429 Too Many Requests",
+            "still pulling ghcr.io/acme/web:v2 after 1 failed attempt; last error: 429 Too Many Requests",
         );
         // Up to 1.31 the cause is only in the kubelet's Failed event.
         case(
@@ -250,7 +254,7 @@ mod tests {
                 event("Normal", "BackOff", &bare, 5),
             ],
             Reason::RegistrySlow,
-            "container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff): rpc error: code = Unknown desc = dial tcp: lookup ghcr.io: i/o timeout",
+            "still pulling ghcr.io/acme/web:v2 after 3 failed attempts over 5m0s; last error: dial tcp: lookup ghcr.io: i/o timeout",
         );
         case(
             fixtures::waiting_status(
@@ -259,7 +263,7 @@ mod tests {
             ),
             &[],
             Reason::RegistrySlow,
-            "container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ErrImagePull): rpc error: code = Unknown desc = 503 Service Unavailable",
+            "still pulling ghcr.io/acme/web:v2 after 1 failed attempt; last error: 503 Service Unavailable",
         );
     }
 

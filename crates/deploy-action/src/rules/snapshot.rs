@@ -2,6 +2,7 @@
 //! pure functions of it: the I/O layer feeds every watch event in, the rules only read.
 
 use crate::rules::error::RulesError;
+use crate::rules::registry_view::{RegistryView, RegistryViews};
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
 use serde_json::Value;
@@ -67,6 +68,8 @@ pub struct Snapshot {
     children: BTreeMap<String, BTreeSet<ObjectKey>>,
     /// involvedObject uid -> core/v1 Events about it.
     events: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// The runner's registry lookups, by image reference; fed in like watch events.
+    registry: RegistryViews,
 }
 
 impl Snapshot {
@@ -166,6 +169,19 @@ impl Snapshot {
             .filter_map(|k| self.objects.get(k))
             .filter_map(|v| typed(v).ok())
             .collect()
+    }
+
+    /// Records the runner's registry lookup for `image` (as the manifest writes it).
+    pub fn set_registry_view(&mut self, image: &str, view: RegistryView) {
+        self.registry.set(image, view);
+    }
+
+    pub fn registry_view(&self, image: &str) -> Option<&RegistryView> {
+        self.registry.get(image)
+    }
+
+    pub fn registry_views(&self) -> &RegistryViews {
+        &self.registry
     }
 
     /// core/v1 Events whose involvedObject is `uid`, ordered by event name.

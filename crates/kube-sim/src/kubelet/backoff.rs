@@ -71,9 +71,9 @@ impl Backoff {
 
     /// Whether less than the delay has passed since `event` (a container's finish time).
     pub fn in_backoff_since(&self, id: &str, event: Instant, now: Instant) -> bool {
-        self.entries
-            .get(id)
-            .is_some_and(|e| !self.expired(event, e) && now.saturating_duration_since(event) < e.backoff)
+        self.entries.get(id).is_some_and(|e| {
+            !self.expired(event, e) && now.saturating_duration_since(event) < e.backoff
+        })
     }
 
     /// When `in_backoff_since_update` turns false.
@@ -96,7 +96,9 @@ mod tests {
         for _ in 0..7 {
             b.next("img", now);
             seen.push(b.get("img").as_secs());
-            assert!(b.in_backoff_since_update("img", now + b.get("img") - Duration::from_millis(1)));
+            assert!(
+                b.in_backoff_since_update("img", now + b.get("img") - Duration::from_millis(1))
+            );
             now += b.get("img");
             assert!(!b.in_backoff_since_update("img", now));
         }

@@ -25,7 +25,12 @@ fn claim_keys(pod: &Value) -> Vec<(String, ObjectKey)> {
         .into_iter()
         .flatten()
         .filter_map(|v| v["persistentVolumeClaim"]["claimName"].as_str())
-        .map(|claim| (claim.to_owned(), ObjectKey::new("", "persistentvolumeclaims", ns, claim)))
+        .map(|claim| {
+            (
+                claim.to_owned(),
+                ObjectKey::new("", "persistentvolumeclaims", ns, claim),
+            )
+        })
         .collect()
 }
 
@@ -37,11 +42,21 @@ fn is_bound(pvc: &Value) -> bool {
 fn waits_for_first_consumer(world: &World<'_>, pvc: &Value) -> bool {
     let class = match pvc["spec"]["storageClassName"].as_str() {
         Some("") => return false,
-        Some(name) => world.get(&ObjectKey::new("storage.k8s.io", "storageclasses", "", name)).map(|c| (*c).clone()),
+        Some(name) => world
+            .get(&ObjectKey::new(
+                "storage.k8s.io",
+                "storageclasses",
+                "",
+                name,
+            ))
+            .map(|c| (*c).clone()),
         None => world
             .list("storage.k8s.io", "storageclasses", None)
             .into_iter()
-            .find(|c| c["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"] == "true")
+            .find(|c| {
+                c["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"]
+                    == "true"
+            })
             .map(|c| (*c).clone()),
     };
     class.is_some_and(|c| c["volumeBindingMode"] == "WaitForFirstConsumer")
@@ -55,8 +70,13 @@ pub fn check(world: &World<'_>, pod: &Value) -> Claims {
         let Some(pvc) = world.get(&key) else {
             return Claims::Unschedulable(format!("persistentvolumeclaim \"{claim}\" not found"));
         };
-        if pvc["metadata"].get("deletionTimestamp").is_some_and(|d| !d.is_null()) {
-            return Claims::Unschedulable(format!("persistentvolumeclaim \"{claim}\" is being deleted"));
+        if pvc["metadata"]
+            .get("deletionTimestamp")
+            .is_some_and(|d| !d.is_null())
+        {
+            return Claims::Unschedulable(format!(
+                "persistentvolumeclaim \"{claim}\" is being deleted"
+            ));
         }
         if is_bound(&pvc) {
             continue;
@@ -75,7 +95,9 @@ pub fn check(world: &World<'_>, pod: &Value) -> Claims {
 
 /// Whether every claim of the pod is bound (what the scheduler waits for before binding).
 pub fn all_bound(world: &World<'_>, pod: &Value) -> bool {
-    claim_keys(pod).iter().all(|(_, k)| world.get(k).is_some_and(|pvc| is_bound(&pvc)))
+    claim_keys(pod)
+        .iter()
+        .all(|(_, k)| world.get(k).is_some_and(|pvc| is_bound(&pvc)))
 }
 
 /// Whether the pod uses the claim `key`.

@@ -4,7 +4,13 @@
 use serde_json::{Value, json};
 
 /// Condition types the kubelet writes; any other condition on the pod is kept as it is.
-const OWNED: [&str; 5] = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"];
+const OWNED: [&str; 5] = [
+    "PodReadyToStartContainers",
+    "Initialized",
+    "Ready",
+    "ContainersReady",
+    "PodScheduled",
+];
 
 /// A generated condition before transition times are applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +62,10 @@ fn go_list(names: &[&str]) -> String {
 fn messages(unknown: &[&str], other: &[&str], what: &str) -> String {
     let mut parts = Vec::new();
     if !unknown.is_empty() {
-        parts.push(format!("containers with unknown status: {}", go_list(unknown)));
+        parts.push(format!(
+            "containers with unknown status: {}",
+            go_list(unknown)
+        ));
     }
     if !other.is_empty() {
         parts.push(format!("containers with {what} status: {}", go_list(other)));
@@ -66,12 +75,14 @@ fn messages(unknown: &[&str], other: &[&str], what: &str) -> String {
 
 /// `HasAnyRegularContainerStarted`.
 pub fn any_regular_started(pod: &Value, statuses: &[Value]) -> bool {
-    specs(pod, "containers").filter_map(|c| status_of(statuses, c)).any(|s| {
-        let st = &s["state"];
-        st.get("running").is_some()
-            || st.get("terminated").is_some()
-            || (st.get("waiting").is_some() && s["lastState"].get("terminated").is_some())
-    })
+    specs(pod, "containers")
+        .filter_map(|c| status_of(statuses, c))
+        .any(|s| {
+            let st = &s["state"];
+            st.get("running").is_some()
+                || st.get("terminated").is_some()
+                || (st.get("waiting").is_some() && s["lastState"].get("terminated").is_some())
+        })
 }
 
 fn initialized(pod: &Value, all: &[Value], phase: &str) -> Cond {
@@ -114,7 +125,9 @@ fn containers_ready(pod: &Value, all: &[Value], phase: &str) -> Cond {
         }
     }
     match phase {
-        "Succeeded" if unknown.is_empty() => return Cond::new("ContainersReady", false).because("PodCompleted", None),
+        "Succeeded" if unknown.is_empty() => {
+            return Cond::new("ContainersReady", false).because("PodCompleted", None);
+        }
         "Failed" => return Cond::new("ContainersReady", false).because("PodFailed", None),
         _ => {}
     }
@@ -133,12 +146,17 @@ fn ready(pod: &Value, containers: &Cond, old: &[Value]) -> Cond {
             ..containers.clone()
         };
     }
-    let gates = pod["spec"]["readinessGates"].as_array().into_iter().flatten();
+    let gates = pod["spec"]["readinessGates"]
+        .as_array()
+        .into_iter()
+        .flatten();
     let unready: Vec<String> = gates
         .filter_map(|g| {
             let t = g["conditionType"].as_str().unwrap_or_default();
             match old.iter().find(|c| c["type"] == t) {
-                None => Some(format!("corresponding condition of pod readiness gate \"{t}\" does not exist.")),
+                None => Some(format!(
+                    "corresponding condition of pod readiness gate \"{t}\" does not exist."
+                )),
                 Some(c) if c["status"] != "True" => Some(format!(
                     "the status of pod readiness gate \"{t}\" is not \"True\", but {}",
                     c["status"].as_str().unwrap_or_default()
@@ -155,7 +173,13 @@ fn ready(pod: &Value, containers: &Cond, old: &[Value]) -> Cond {
 }
 
 /// The kubelet's conditions in the order it writes them.
-pub fn generate(pod: &Value, all: &[Value], phase: &str, sandbox_ready: bool, old: &[Value]) -> Vec<Cond> {
+pub fn generate(
+    pod: &Value,
+    all: &[Value],
+    phase: &str,
+    sandbox_ready: bool,
+    old: &[Value],
+) -> Vec<Cond> {
     let cr = containers_ready(pod, all, phase);
     vec![
         Cond::new("PodReadyToStartContainers", sandbox_ready),
@@ -204,21 +228,39 @@ mod tests {
     fn pending_init_containers_block_initialized_and_ready() {
         let pod = json!({"spec": {"initContainers": [{"name": "migrate"}, {"name": "seed"}],
                                   "containers": [{"name": "web"}, {"name": "proxy"}]}});
-        let all = [waiting("migrate"), waiting("seed"), waiting("proxy"), waiting("web")];
+        let all = [
+            waiting("migrate"),
+            waiting("seed"),
+            waiting("proxy"),
+            waiting("web"),
+        ];
         let conds = generate(&pod, &all, "Pending", true, &[]);
         let init = &conds[1];
-        assert_eq!((init.status, init.reason), ("False", Some("ContainersNotInitialized")));
-        assert_eq!(init.message.as_deref(), Some("containers with incomplete status: [migrate seed]"));
-        assert_eq!(conds[2].message.as_deref(), Some("containers with unready status: [web proxy]"));
+        assert_eq!(
+            (init.status, init.reason),
+            ("False", Some("ContainersNotInitialized"))
+        );
+        assert_eq!(
+            init.message.as_deref(),
+            Some("containers with incomplete status: [migrate seed]")
+        );
+        assert_eq!(
+            conds[2].message.as_deref(),
+            Some("containers with unready status: [web proxy]")
+        );
         assert_eq!(conds[2].type_, "Ready");
     }
 
     #[test]
     fn terminal_phases_use_pod_completed_and_pod_failed() {
         let pod = json!({"spec": {"containers": [{"name": "job"}]}});
-        let done = [json!({"name": "job", "state": {"terminated": {"exitCode": 0}}, "ready": false})];
+        let done =
+            [json!({"name": "job", "state": {"terminated": {"exitCode": 0}}, "ready": false})];
         let conds = generate(&pod, &done, "Succeeded", false, &[]);
-        let reasons: Vec<_> = conds.iter().map(|c| (c.type_, c.status, c.reason)).collect();
+        let reasons: Vec<_> = conds
+            .iter()
+            .map(|c| (c.type_, c.status, c.reason))
+            .collect();
         assert_eq!(
             reasons,
             [
@@ -230,13 +272,17 @@ mod tests {
             ]
         );
         let failed = generate(&pod, &done, "Failed", false, &[]);
-        assert_eq!((failed[1].reason, failed[2].reason), (None, Some("PodFailed")));
+        assert_eq!(
+            (failed[1].reason, failed[2].reason),
+            (None, Some("PodFailed"))
+        );
     }
 
     #[test]
     fn readiness_gates_and_transition_times() {
         let pod = json!({"spec": {"containers": [{"name": "web"}], "readinessGates": [{"conditionType": "example.com/lb"}]}});
-        let ready = [json!({"name": "web", "state": {"running": {}}, "ready": true, "started": true})];
+        let ready =
+            [json!({"name": "web", "state": {"running": {}}, "ready": true, "started": true})];
         let old = [
             json!({"type": "example.com/lb", "status": "False", "lastTransitionTime": "2026-01-01T00:00:01Z"}),
             json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:00Z"}),

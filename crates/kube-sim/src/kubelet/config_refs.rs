@@ -42,7 +42,12 @@ fn optional(r: &Value) -> bool {
     r["optional"].as_bool().unwrap_or(false)
 }
 
-fn lookup(world: &World<'_>, ns: &str, source: Source, name: &str) -> Option<std::sync::Arc<Value>> {
+fn lookup(
+    world: &World<'_>,
+    ns: &str,
+    source: Source,
+    name: &str,
+) -> Option<std::sync::Arc<Value>> {
     world.get(&ObjectKey::new("", source.plural(), ns, name))
 }
 
@@ -54,26 +59,40 @@ fn not_found(source: Source, name: &str) -> String {
 /// as `makeEnvironmentVariables` returns it.
 pub fn env_error(world: &World<'_>, ns: &str, container: &Value) -> Option<String> {
     for from in container["envFrom"].as_array().into_iter().flatten() {
-        for (field, source) in [("configMapRef", Source::ConfigMap), ("secretRef", Source::Secret)] {
+        for (field, source) in [
+            ("configMapRef", Source::ConfigMap),
+            ("secretRef", Source::Secret),
+        ] {
             let r = &from[field];
-            let Some(name) = r["name"].as_str() else { continue };
+            let Some(name) = r["name"].as_str() else {
+                continue;
+            };
             if lookup(world, ns, source, name).is_none() && !optional(r) {
                 return Some(not_found(source, name));
             }
         }
     }
     for env in container["env"].as_array().into_iter().flatten() {
-        for (field, source) in [("configMapKeyRef", Source::ConfigMap), ("secretKeyRef", Source::Secret)] {
+        for (field, source) in [
+            ("configMapKeyRef", Source::ConfigMap),
+            ("secretKeyRef", Source::Secret),
+        ] {
             let r = &env["valueFrom"][field];
-            let Some(name) = r["name"].as_str() else { continue };
+            let Some(name) = r["name"].as_str() else {
+                continue;
+            };
             let key = r["key"].as_str().unwrap_or_default();
             match lookup(world, ns, source, name) {
                 None if optional(r) => {}
                 None => return Some(not_found(source, name)),
                 Some(obj) => {
-                    let has_key = obj["data"].get(key).is_some() || obj["stringData"].get(key).is_some();
+                    let has_key =
+                        obj["data"].get(key).is_some() || obj["stringData"].get(key).is_some();
                     if !has_key && !optional(r) {
-                        return Some(format!("couldn't find key {key} in {} {ns}/{name}", source.kind()));
+                        return Some(format!(
+                            "couldn't find key {key} in {} {ns}/{name}",
+                            source.kind()
+                        ));
                     }
                 }
             }
@@ -92,7 +111,9 @@ pub fn missing_volumes(world: &World<'_>, ns: &str, pod: &Value) -> Vec<(String,
             (&v["secret"], "secretName", Source::Secret),
         ];
         for (r, field, source) in refs {
-            let Some(name) = r[field].as_str() else { continue };
+            let Some(name) = r[field].as_str() else {
+                continue;
+            };
             if lookup(world, ns, source, name).is_none() && !optional(r) {
                 out.push((vol.to_owned(), not_found(source, name)));
             }

@@ -7,7 +7,6 @@ use super::ids::{go_duration, hex64};
 use super::probes;
 use super::pull::{self, IMAGE_SIZE_BYTES, ImageRef};
 use super::runtime::{CState, Ctr, NodeState, PodRuntime, Pull, Run, Term, Waiting};
-use super::status::should_restart;
 use crate::engine::World;
 use crate::events::EventSpec;
 use crate::scenario::{ImageBehaviour, PullBehaviour, Readiness};
@@ -42,14 +41,16 @@ impl Cx<'_, '_> {
     }
 
     pub fn namespace(&self) -> &str {
-        self.pod["metadata"]["namespace"].as_str().unwrap_or("default")
+        self.pod["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
     }
 
     pub fn pod_name(&self) -> &str {
         self.pod["metadata"]["name"].as_str().unwrap_or_default()
     }
 
-    fn behaviour(&self, image: &str) -> ImageBehaviour {
+    pub fn behaviour(&self, image: &str) -> ImageBehaviour {
         self.world.scenario.images.lookup(image).clone()
     }
 }
@@ -63,8 +64,11 @@ pub struct Flags {
     pub new_failure: bool,
 }
 
-fn fail(rt: &mut PodRuntime, pos: usize, reason: &str, message: String) {
-    rt.ctrs[pos].waiting = Some(Waiting::new(reason, message));
+/// Remember why the container could not start; true if that is a new reason (which the
+/// runtime's next relist would surface right away).
+fn fail(rt: &mut PodRuntime, pos: usize, reason: &str, message: String) -> bool {
+    let previous = rt.ctrs[pos].waiting.replace(Waiting::new(reason, message));
+    previous.is_none_or(|w| w.reason != reason)
 }
 
 /// `EnsureImageExists` and the rest of `startContainer`. Returns false if the pod worker
@@ -75,17 +79,25 @@ pub fn start(rt: &mut PodRuntime, pos: usize, cx: &mut Cx<'_, '_>, flags: &mut F
     let image = spec["image"].as_str().unwrap_or_default().to_owned();
     let behaviour = cx.behaviour(&image);
     let parsed = match ImageRef::parse(&image) {
-        Ok(_) if behaviour.pull == PullBehaviour::InvalidName => Err("invalid reference format".to_owned()),
+        Ok(_) if behaviour.pull == PullBehaviour::InvalidName => {
+            Err("invalid reference format".to_owned())
+        }
         other => other,
     };
     let r = match parsed {
         Ok(r) => r,
         Err(e) => {
-            let msg = format!("Failed to apply default image tag \"{image}\": couldn't parse image name \"{image}\": {e}");
+            let msg = format!(
+                "Failed to apply default image tag \"{image}\": couldn't parse image name \"{image}\": {e}"
+            );
             cx.event(Some(&c), "Warning", "InspectFailed", msg.clone());
-            cx.event(Some(&c), "Warning", "Failed", "Error: InvalidImageName".into());
-            fail(rt, pos, "InvalidImageName", msg);
-            flags.new_failure = true;
+            cx.event(
+                Some(&c),
+                "Warning",
+                "Failed",
+                "Error: InvalidImageName".into(),
+            );
+            flags.new_failure |= fail(rt, pos, "InvalidImageName", msg);
             return true;
         }
     };
@@ -106,33 +118,71 @@ pub fn start(rt: &mut PodRuntime, pos: usize, cx: &mut Cx<'_, '_>, flags: &mut F
             cx.event(Some(&c), "Normal", "Pulled", msg);
             create_and_start(rt, pos, cx, flags);
         } else {
-            let msg = format!("Container image \"{image}\" is not present with pull policy of Never");
+            let msg =
+                format!("Container image \"{image}\" is not present with pull policy of Never");
             cx.event(Some(&c), "Warning", "ErrImageNeverPull", msg.clone());
-            cx.event(Some(&c), "Warning", "Failed", "Error: ErrImageNeverPull".into());
-            fail(rt, pos, "ErrImageNeverPull", msg);
-            flags.new_failure = true;
+            cx.event(
+                Some(&c),
+                "Warning",
+                "Failed",
+                "Error: ErrImageNeverPull".into(),
+            );
+            flags.new_failure |= fail(rt, pos, "ErrImageNeverPull", msg);
         }
         return true;
     }
     if rt.image_backoff.in_backoff_since_update(&image, cx.now) {
         let base = format!("Back-off pulling image \"{image}\"");
         cx.event(Some(&c), "Normal", "BackOff", base.clone());
-        cx.event(Some(&c), "Warning", "Failed", "Error: ImagePullBackOff".into());
+        cx.event(
+            Some(&c),
+            "Warning",
+            "Failed",
+            "Error: ImagePullBackOff".into(),
+        );
         let message = match rt.pull_errors.get(&image) {
-            Some(cause) if cx.world.scenario.kubernetes_version.backoff_message_has_cause() => format!("{base}: {cause}"),
+            Some(cause)
+                if cx
+                    .world
+                    .scenario
+                    .kubernetes_version
+                    .backoff_message_has_cause() =>
+            {
+                format!("{base}: {cause}")
+            }
             _ => base,
         };
-        fail(rt, pos, "ImagePullBackOff", message);
+        let _ = fail(rt, pos, "ImagePullBackOff", message);
         return true;
     }
     rt.pull_errors.remove(&image);
-    cx.event(Some(&c), "Normal", "Pulling", format!("Pulling image \"{image}\""));
+    cx.event(
+        Some(&c),
+        "Normal",
+        "Pulling",
+        format!("Pulling image \"{image}\""),
+    );
+    let begin = cx
+        .node
+        .pulls_free_at
+        .filter(|t| *t > cx.now)
+        .unwrap_or(cx.now);
+    // A pull queued behind one of the same image finds it present when its turn comes.
+    let normalized = r.normalized();
+    let present_then = present
+        || cx
+            .node
+            .arriving
+            .get(&normalized)
+            .is_some_and(|t| *t <= begin);
     let n = rt.pull_attempts.entry(image.clone()).or_insert(0);
-    let outcome = pull::attempt(&behaviour.pull, *n, &r, present);
+    let outcome = pull::attempt(&behaviour.pull, *n, &r, present_then);
     *n += 1;
-    let begin = cx.node.pulls_free_at.filter(|t| *t > cx.now).unwrap_or(cx.now);
     let done = begin + outcome.took;
     cx.node.pulls_free_at = Some(done);
+    if outcome.error.is_none() {
+        cx.node.arriving.entry(normalized).or_insert(done);
+    }
     rt.pulling = Some(Pull {
         pos,
         image,
@@ -163,12 +213,17 @@ pub fn finish_pull(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>, flags: &mut Flags) 
             create_and_start(rt, p.pos, cx, flags);
         }
         Some(e) => {
-            cx.event(Some(&c), "Warning", "Failed", format!("Failed to pull image \"{image}\": {e}"));
+            cx.event(
+                Some(&c),
+                "Warning",
+                "Failed",
+                format!("Failed to pull image \"{image}\": {e}"),
+            );
             rt.image_backoff.next(image, cx.now);
-            rt.pull_errors.insert(image.clone(), format!("ErrImagePull: {e}"));
+            rt.pull_errors
+                .insert(image.clone(), format!("ErrImagePull: {e}"));
             cx.event(Some(&c), "Warning", "Failed", "Error: ErrImagePull".into());
-            fail(rt, p.pos, "ErrImagePull", e.clone());
-            flags.new_failure = true;
+            flags.new_failure |= fail(rt, p.pos, "ErrImagePull", e.clone());
         }
     }
     p.pos
@@ -184,22 +239,32 @@ fn create_and_start(rt: &mut PodRuntime, pos: usize, cx: &mut Cx<'_, '_>, flags:
     let spec = c.spec(cx.pod).clone();
     if let Some(err) = env_error(cx.world, cx.namespace(), &spec) {
         cx.event(Some(&c), "Warning", "Failed", format!("Error: {err}"));
-        fail(rt, pos, "CreateContainerConfigError", err);
-        flags.new_failure = true;
+        flags.new_failure |= fail(rt, pos, "CreateContainerConfigError", err);
         return;
     }
     let image = spec["image"].as_str().unwrap_or_default();
     let behaviour = cx.behaviour(image);
-    let attempt = if c.ever_created() { c.restart_count + 1 } else { 0 };
+    let attempt = if c.ever_created() {
+        c.restart_count + 1
+    } else {
+        0
+    };
     let id = hex64(&format!("{}/{}/{attempt}", rt.uid, c.name));
-    cx.event(Some(&c), "Normal", "Created", format!("Created container: {}", c.name));
+    cx.event(
+        Some(&c),
+        "Normal",
+        "Created",
+        format!("Created container: {}", c.name),
+    );
     let previous = match &c.state {
         CState::Exited(t) => Some(t.clone()),
         _ => c.last.clone(),
     };
     let now_ts = cx.world.timestamp();
     let ctr = &mut rt.ctrs[pos];
-    ctr.image = ImageRef::parse(image).ok().map(|r| (r.normalized(), r.image_id()));
+    ctr.image = ImageRef::parse(image)
+        .ok()
+        .map(|r| (r.normalized(), r.image_id()));
     ctr.last = previous;
     ctr.restart_count = attempt;
     flags.runtime_changed = true;
@@ -229,7 +294,7 @@ fn create_and_start(rt: &mut PodRuntime, pos: usize, cx: &mut Cx<'_, '_>, flags:
         started_at: now_ts,
         since: cx.now,
         exit,
-        ready: probe.is_none() && !(c.init && !c.sidecar),
+        ready: probe.is_none() && (c.sidecar || !c.init),
         next_probe: probe.as_ref().map(|p| cx.now + p.initial_delay),
         ready_after: match behaviour.ready {
             Readiness::After(d) => Some(d),
@@ -237,94 +302,47 @@ fn create_and_start(rt: &mut PodRuntime, pos: usize, cx: &mut Cx<'_, '_>, flags:
         },
     });
     ctr.waiting = None;
-    cx.event(Some(&c), "Normal", "Started", format!("Started container {}", c.name));
+    cx.event(
+        Some(&c),
+        "Normal",
+        "Started",
+        format!("Started container {}", c.name),
+    );
     let (ns, pod) = (cx.namespace().to_owned(), cx.pod_name().to_owned());
-    cx.world.logs.start_instance(&ns, &pod, &c.name, &behaviour.logs);
+    cx.world
+        .logs
+        .start_instance(&ns, &pod, &c.name, &behaviour.logs);
 }
 
 /// `doBackOff`: restart an exited container now, or report it backing off.
-pub fn restart_or_back_off(rt: &mut PodRuntime, pos: usize, cx: &mut Cx<'_, '_>, flags: &mut Flags) -> bool {
+pub fn restart_or_back_off(
+    rt: &mut PodRuntime,
+    pos: usize,
+    cx: &mut Cx<'_, '_>,
+    flags: &mut Flags,
+) -> bool {
     let c = rt.ctrs[pos].clone();
-    let CState::Exited(t) = &c.state else { return true };
-    if rt.crash_backoff.in_backoff_since(&c.name, t.finished, cx.now) {
+    let CState::Exited(t) = &c.state else {
+        return true;
+    };
+    if rt
+        .crash_backoff
+        .in_backoff_since(&c.name, t.finished, cx.now)
+    {
         let pod_ref = rt.pod_ref(cx.pod);
-        let msg = format!("Back-off restarting failed container {} in pod {pod_ref}", c.name);
+        let msg = format!(
+            "Back-off restarting failed container {} in pod {pod_ref}",
+            c.name
+        );
         cx.event(Some(&c), "Warning", "BackOff", msg);
         let delay = go_duration(rt.crash_backoff.get(&c.name));
-        let why = format!("back-off {delay} restarting failed container={} pod={pod_ref}", c.name);
-        fail(rt, pos, "CrashLoopBackOff", why);
+        let why = format!(
+            "back-off {delay} restarting failed container={} pod={pod_ref}",
+            c.name
+        );
+        let _ = fail(rt, pos, "CrashLoopBackOff", why);
         return true;
     }
     rt.crash_backoff.next(&c.name, cx.now);
     start(rt, pos, cx, flags)
-}
-
-/// When an exited container may be restarted again.
-pub fn crash_release(rt: &PodRuntime, c: &Ctr) -> Option<Instant> {
-    match &c.state {
-        CState::Exited(t) => Some(t.finished + rt.crash_backoff.get(&c.name)),
-        _ => None,
-    }
-}
-
-/// Container exits and readiness probes due by now. Returns whether anything happened.
-pub fn runtime_events(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) -> bool {
-    let mut any = false;
-    let now_ts = cx.world.timestamp();
-    for pos in 0..rt.ctrs.len() {
-        let c = rt.ctrs[pos].clone();
-        let Some(run) = c.running() else { continue };
-        if let Some((at, code, oom)) = run.exit.filter(|e| e.0 <= cx.now) {
-            let spec = c.spec(cx.pod);
-            let logs = cx.behaviour(spec["image"].as_str().unwrap_or_default()).logs;
-            let fallback = spec["terminationMessagePolicy"] == "FallbackToLogsOnError" && code != 0 && !logs.is_empty();
-            rt.ctrs[pos].state = CState::Exited(Term {
-                id: run.id.clone(),
-                exit_code: code,
-                reason: match (oom, code) {
-                    (true, _) => "OOMKilled",
-                    (false, 0) => "Completed",
-                    _ => "Error",
-                }
-                .into(),
-                message: fallback.then(|| format!("{}\n", logs.join("\n"))),
-                started_at: run.started_at.clone(),
-                finished_at: now_ts.clone(),
-                finished: at,
-            });
-            rt.ctrs[pos].waiting = None;
-            let relist = cx.now + RELIST;
-            rt.next_sync = Some(rt.next_sync.map_or(relist, |s| s.min(relist)));
-            any = true;
-            continue;
-        }
-        if run.next_probe.is_some_and(|p| p <= cx.now) {
-            let probe = probes::readiness(c.spec(cx.pod));
-            let listening = run.ready_after.is_some_and(|d| cx.now.duration_since(run.since) >= d);
-            let CState::Running(r) = &mut rt.ctrs[pos].state else { continue };
-            match probe {
-                Some(p) if !listening => {
-                    r.next_probe = Some(cx.now + p.period);
-                    let ip = rt.ip.clone().unwrap_or_default();
-                    cx.event(Some(&c), "Warning", "Unhealthy", p.failure(&ip, run.ready_after.is_none()));
-                }
-                _ => {
-                    r.ready = true;
-                    r.next_probe = None;
-                }
-            }
-            any = true;
-        }
-    }
-    any
-}
-
-/// Whether a container waits to be (re)started after a failure, so the worker retries.
-pub fn needs_retry(pod: &Value, c: &Ctr) -> bool {
-    c.waiting.is_some()
-        && match &c.state {
-            CState::Fresh => true,
-            CState::Exited(t) => should_restart(pod, c, t.exit_code),
-            CState::Running(_) => false,
-        }
 }

@@ -81,7 +81,10 @@ mod tests {
     fn ids_are_stable_hex_and_differ_by_seed() {
         let a = hex64("uid/web/0");
         assert_eq!(a.len(), 64);
-        assert!(a.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert!(
+            a.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
         assert_eq!(a, hex64("uid/web/0"));
         assert_ne!(a, hex64("uid/web/1"));
     }

@@ -8,7 +8,9 @@ mod config_refs;
 mod containers;
 mod fit;
 mod ids;
-mod kubelet;
+mod kubelets;
+mod observe;
+mod phase;
 mod probes;
 mod pull;
 mod quantity;
@@ -23,7 +25,7 @@ mod tests;
 
 use crate::engine::Controller;
 
-pub use kubelet::Kubelet;
+pub use kubelets::Kubelet;
 pub use scheduler::Scheduler;
 
 /// The scheduler, then the kubelet (which simulates every node's kubelet at once).

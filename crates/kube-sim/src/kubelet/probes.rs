@@ -12,9 +12,18 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Kind {
-    Http { scheme: String, host: Option<String>, port: String, path: String },
-    Tcp { port: String },
-    Grpc { port: String },
+    Http {
+        scheme: String,
+        host: Option<String>,
+        port: String,
+        path: String,
+    },
+    Tcp {
+        port: String,
+    },
+    Grpc {
+        port: String,
+    },
     Exec,
 }
 
@@ -51,14 +60,21 @@ pub fn readiness(container: &Value) -> Option<Probe> {
     let kind = if let Some(h) = p.get("httpGet") {
         Kind::Http {
             scheme: h["scheme"].as_str().unwrap_or("HTTP").to_ascii_lowercase(),
-            host: h["host"].as_str().filter(|s| !s.is_empty()).map(str::to_owned),
+            host: h["host"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
             port: port(container, &h["port"]),
             path: h["path"].as_str().unwrap_or_default().to_owned(),
         }
     } else if let Some(t) = p.get("tcpSocket") {
-        Kind::Tcp { port: port(container, &t["port"]) }
+        Kind::Tcp {
+            port: port(container, &t["port"]),
+        }
     } else if let Some(g) = p.get("grpc") {
-        Kind::Grpc { port: port(container, &g["port"]) }
+        Kind::Grpc {
+            port: port(container, &g["port"]),
+        }
     } else {
         Kind::Exec
     };
@@ -74,17 +90,28 @@ impl Probe {
     /// tells an app that answers unhealthy from one that is not up yet.
     pub fn failure(&self, ip: &str, listening: bool) -> String {
         let detail = match &self.kind {
-            Kind::Http { scheme, host, port, path } => {
+            Kind::Http {
+                scheme,
+                host,
+                port,
+                path,
+            } => {
                 let host = host.as_deref().unwrap_or(ip);
                 if listening {
                     "HTTP probe failed with statuscode: 503".to_owned()
                 } else {
-                    format!("Get \"{scheme}://{host}:{port}{path}\": dial tcp {host}:{port}: connect: connection refused")
+                    format!(
+                        "Get \"{scheme}://{host}:{port}{path}\": dial tcp {host}:{port}: connect: connection refused"
+                    )
                 }
             }
             Kind::Tcp { port } => format!("dial tcp {ip}:{port}: connect: connection refused"),
-            Kind::Grpc { .. } if listening => "service unhealthy (responded with \"NOT_SERVING\")".to_owned(),
-            Kind::Grpc { port } => format!("timeout: failed to connect service \":{port}\" within 1s"),
+            Kind::Grpc { .. } if listening => {
+                "service unhealthy (responded with \"NOT_SERVING\")".to_owned()
+            }
+            Kind::Grpc { port } => {
+                format!("timeout: failed to connect service \":{port}\" within 1s")
+            }
             Kind::Exec => String::new(),
         };
         format!("Readiness probe failed: {detail}")
@@ -102,8 +129,14 @@ mod tests {
             "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
                                "initialDelaySeconds": 5, "periodSeconds": 3}});
         let p = readiness(&c).unwrap();
-        assert_eq!((p.initial_delay, p.period), (Duration::from_secs(5), Duration::from_secs(3)));
-        assert_eq!(p.failure("10.244.1.2", true), "Readiness probe failed: HTTP probe failed with statuscode: 503");
+        assert_eq!(
+            (p.initial_delay, p.period),
+            (Duration::from_secs(5), Duration::from_secs(3))
+        );
+        assert_eq!(
+            p.failure("10.244.1.2", true),
+            "Readiness probe failed: HTTP probe failed with statuscode: 503"
+        );
         assert_eq!(
             p.failure("10.244.1.2", false),
             "Readiness probe failed: Get \"http://10.244.1.2:8080/healthz\": dial tcp 10.244.1.2:8080: connect: connection refused"
@@ -118,7 +151,10 @@ mod tests {
             "Readiness probe failed: dial tcp 10.244.2.7:5432: connect: connection refused"
         );
         let exec = json!({"readinessProbe": {"exec": {"command": ["test", "-f", "/tmp/ready"]}}});
-        assert_eq!(readiness(&exec).unwrap().failure("x", true), "Readiness probe failed: ");
+        assert_eq!(
+            readiness(&exec).unwrap().failure("x", true),
+            "Readiness probe failed: "
+        );
         assert_eq!(readiness(&json!({"name": "web"})), None);
     }
 }

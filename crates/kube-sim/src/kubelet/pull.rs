@@ -46,7 +46,9 @@ impl ImageRef {
         };
         if let Some(t) = tag {
             let mut chars = t.chars();
-            let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            let first_ok = chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
             let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
             if !first_ok || !rest_ok || t.len() > 128 {
                 return Err(INVALID.into());
@@ -54,24 +56,37 @@ impl ImageRef {
         }
         let (domain, path) = match name.split_once('/') {
             Some((first, path))
-                if first.contains(['.', ':']) || first == "localhost" || first.chars().any(|c| c.is_ascii_uppercase()) =>
+                if first.contains(['.', ':'])
+                    || first == "localhost"
+                    || first.chars().any(|c| c.is_ascii_uppercase()) =>
             {
                 (first.to_owned(), path.to_owned())
             }
             _ => ("docker.io".to_owned(), name.to_owned()),
         };
-        let path = if domain == "docker.io" && !path.contains('/') { format!("library/{path}") } else { path };
-        if domain.is_empty() || !domain.chars().all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c)) {
+        let path = if domain == "docker.io" && !path.contains('/') {
+            format!("library/{path}")
+        } else {
+            path
+        };
+        if domain.is_empty()
+            || !domain
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c))
+        {
             return Err(INVALID.into());
         }
         if path.chars().any(|c| c.is_ascii_uppercase()) {
-            return Err(format!("{INVALID}: repository name ({path}) must be lowercase"));
+            return Err(format!(
+                "{INVALID}: repository name ({path}) must be lowercase"
+            ));
         }
         let component_ok = |c: &str| {
             !c.is_empty()
                 && c.starts_with(|ch: char| ch.is_ascii_alphanumeric())
                 && c.ends_with(|ch: char| ch.is_ascii_alphanumeric())
-                && c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || "._-".contains(ch))
+                && c.chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || "._-".contains(ch))
         };
         if !path.split('/').all(component_ok) {
             return Err(INVALID.into());
@@ -115,12 +130,24 @@ impl ImageRef {
 
     /// The registry host containerd talks to (Docker Hub is served by registry-1).
     fn host(&self) -> &str {
-        if self.domain == "docker.io" { "registry-1.docker.io" } else { &self.domain }
+        if self.domain == "docker.io" {
+            "registry-1.docker.io"
+        } else {
+            &self.domain
+        }
     }
 
     fn manifest_url(&self) -> String {
-        let reference = self.digest.as_deref().or(self.tag.as_deref()).unwrap_or("latest");
-        format!("https://{}/v2/{}/manifests/{reference}", self.host(), self.path)
+        let reference = self
+            .digest
+            .as_deref()
+            .or(self.tag.as_deref())
+            .unwrap_or("latest");
+        format!(
+            "https://{}/v2/{}/manifests/{reference}",
+            self.host(),
+            self.path
+        )
     }
 }
 
@@ -142,14 +169,24 @@ pub fn attempt(b: &PullBehaviour, n: usize, r: &ImageRef, present: bool) -> Atte
     };
     match b {
         PullBehaviour::Succeeds { after } => Attempt {
-            took: if present { (*after).min(REPULL) } else { *after },
+            took: if present {
+                (*after).min(REPULL)
+            } else {
+                *after
+            },
             error: None,
         },
         PullBehaviour::NotFound => fail(not_found(r), Duration::ZERO),
-        PullBehaviour::Unauthorized | PullBehaviour::InvalidName => fail(unauthorized(r), Duration::ZERO),
+        PullBehaviour::Unauthorized | PullBehaviour::InvalidName => {
+            fail(unauthorized(r), Duration::ZERO)
+        }
         PullBehaviour::Errors { errors, then } => match errors.get(n) {
             Some(short) => {
-                let took = if short.trim().eq_ignore_ascii_case("timeout") { DIAL_TIMEOUT } else { Duration::ZERO };
+                let took = if short.trim().eq_ignore_ascii_case("timeout") {
+                    DIAL_TIMEOUT
+                } else {
+                    Duration::ZERO
+                };
                 fail(runtime_error(r, short), took)
             }
             None => attempt(then, n - errors.len(), r, present),
@@ -158,15 +195,26 @@ pub fn attempt(b: &PullBehaviour, n: usize, r: &ImageRef, present: bool) -> Atte
 }
 
 fn unpack_prefix(code: &str, r: &ImageRef) -> String {
-    format!("rpc error: code = {code} desc = failed to pull and unpack image \"{}\": ", r.normalized())
+    format!(
+        "rpc error: code = {code} desc = failed to pull and unpack image \"{}\": ",
+        r.normalized()
+    )
 }
 
 fn resolve_prefix(code: &str, r: &ImageRef) -> String {
-    format!("{}failed to resolve reference \"{}\": ", unpack_prefix(code, r), r.normalized())
+    format!(
+        "{}failed to resolve reference \"{}\": ",
+        unpack_prefix(code, r),
+        r.normalized()
+    )
 }
 
 pub fn not_found(r: &ImageRef) -> String {
-    format!("{}{}: not found", resolve_prefix("NotFound", r), r.normalized())
+    format!(
+        "{}{}: not found",
+        resolve_prefix("NotFound", r),
+        r.normalized()
+    )
 }
 
 pub fn unauthorized(r: &ImageRef) -> String {
@@ -181,9 +229,10 @@ pub fn unauthorized(r: &ImageRef) -> String {
 pub fn runtime_error(r: &ImageRef, short: &str) -> String {
     let text = short.trim();
     let lower = text.to_ascii_lowercase();
-    let code: Option<u16> = text.get(..3).and_then(|c| c.parse().ok()).filter(|_| {
-        text.len() == 3 || text.as_bytes()[3] == b' '
-    });
+    let code: Option<u16> = text
+        .get(..3)
+        .and_then(|c| c.parse().ok())
+        .filter(|_| text.len() == 3 || text.as_bytes()[3] == b' ');
     match (lower.as_str(), code) {
         ("not_found" | "notfound" | "not found", _) | (_, Some(404)) => not_found(r),
         ("unauthorized" | "forbidden", _) | (_, Some(401 | 403)) => unauthorized(r),
@@ -193,7 +242,9 @@ pub fn runtime_error(r: &ImageRef, short: &str) -> String {
             r.manifest_url()
         ),
         ("toomanyrequests", _) => status_error(r, 429, None),
-        (_, Some(c @ 400..=599)) => status_error(r, c, Some(text[3..].trim()).filter(|p| !p.is_empty())),
+        (_, Some(c @ 400..=599)) => {
+            status_error(r, c, Some(text[3..].trim()).filter(|p| !p.is_empty()))
+        }
         _ => format!("{}{text}", unpack_prefix("Unknown", r)),
     }
 }
@@ -215,7 +266,11 @@ fn status_error(r: &ImageRef, code: u16, phrase: Option<&str>) -> String {
         511 => "Network Authentication Required",
         _ => "",
     });
-    let status = if phrase.is_empty() { code.to_string() } else { format!("{code} {phrase}") };
+    let status = if phrase.is_empty() {
+        code.to_string()
+    } else {
+        format!("{code} {phrase}")
+    };
     format!(
         "{}unexpected status from HEAD request to {}: {status}",
         resolve_prefix("Unknown", r),
@@ -237,21 +292,42 @@ mod tests {
         normalizes("nginx", "docker.io/library/nginx:latest");
         normalizes("nginx:1.27", "docker.io/library/nginx:1.27");
         normalizes("bitnami/redis:7.2", "docker.io/bitnami/redis:7.2");
-        normalizes("registry.local/shop/web:1.4.2", "registry.local/shop/web:1.4.2");
+        normalizes(
+            "registry.local/shop/web:1.4.2",
+            "registry.local/shop/web:1.4.2",
+        );
         normalizes("localhost:5000/web", "localhost:5000/web:latest");
         let digest = format!("sha256:{}", "a".repeat(64));
-        normalizes(&format!("nginx@{digest}"), &format!("docker.io/library/nginx@{digest}"));
-        assert_eq!(ImageRef::parse("nginx:1.27").unwrap().image_id().len(), "docker.io/library/nginx@sha256:".len() + 64);
+        normalizes(
+            &format!("nginx@{digest}"),
+            &format!("docker.io/library/nginx@{digest}"),
+        );
+        assert_eq!(
+            ImageRef::parse("nginx:1.27").unwrap().image_id().len(),
+            "docker.io/library/nginx@sha256:".len() + 64
+        );
     }
 
     #[test]
     fn invalid_references_are_rejected_with_the_library_text() {
-        assert_eq!(ImageRef::parse("nginx:"), Err("invalid reference format".into()));
-        assert_eq!(ImageRef::parse("web app:1"), Err("invalid reference format".into()));
-        assert_eq!(ImageRef::parse("registry.local/shop//web"), Err("invalid reference format".into()));
+        assert_eq!(
+            ImageRef::parse("nginx:"),
+            Err("invalid reference format".into())
+        );
+        assert_eq!(
+            ImageRef::parse("web app:1"),
+            Err("invalid reference format".into())
+        );
+        assert_eq!(
+            ImageRef::parse("registry.local/shop//web"),
+            Err("invalid reference format".into())
+        );
         assert_eq!(
             ImageRef::parse("Nginx:1.27"),
-            Err("invalid reference format: repository name (library/Nginx) must be lowercase".into())
+            Err(
+                "invalid reference format: repository name (library/Nginx) must be lowercase"
+                    .into()
+            )
         );
     }
 
@@ -265,13 +341,25 @@ mod tests {
     fn short_error_forms_expand_to_containerd_texts() {
         let head = "rpc error: code = Unknown desc = failed to pull and unpack image \"registry.local/shop/api:flaky\": failed to resolve reference \"registry.local/shop/api:flaky\": ";
         let url = "https://registry.local/v2/shop/api/manifests/flaky";
-        let too_many = format!("{head}unexpected status from HEAD request to {url}: 429 Too Many Requests");
+        let too_many =
+            format!("{head}unexpected status from HEAD request to {url}: 429 Too Many Requests");
         error_text("429", &too_many);
         error_text("429 Too Many Requests", &too_many);
         error_text("toomanyrequests", &too_many);
-        error_text("503", &format!("{head}unexpected status from HEAD request to {url}: 503 Service Unavailable"));
-        error_text("502 Bad Gateway", &format!("{head}unexpected status from HEAD request to {url}: 502 Bad Gateway"));
-        error_text("timeout", &format!("{head}failed to do request: Head \"{url}\": dial tcp 10.96.0.42:443: i/o timeout"));
+        error_text(
+            "503",
+            &format!("{head}unexpected status from HEAD request to {url}: 503 Service Unavailable"),
+        );
+        error_text(
+            "502 Bad Gateway",
+            &format!("{head}unexpected status from HEAD request to {url}: 502 Bad Gateway"),
+        );
+        error_text(
+            "timeout",
+            &format!(
+                "{head}failed to do request: Head \"{url}\": dial tcp 10.96.0.42:443: i/o timeout"
+            ),
+        );
         error_text(
             "failed to copy: read tcp: connection reset by peer",
             "rpc error: code = Unknown desc = failed to pull and unpack image \"registry.local/shop/api:flaky\": failed to copy: read tcp: connection reset by peer",
@@ -295,11 +383,24 @@ mod tests {
         let r = ImageRef::parse("registry.local/shop/api:flaky").unwrap();
         let b = PullBehaviour::Errors {
             errors: vec!["429".into(), "timeout".into()],
-            then: Box::new(PullBehaviour::Succeeds { after: Duration::from_secs(3) }),
+            then: Box::new(PullBehaviour::Succeeds {
+                after: Duration::from_secs(3),
+            }),
         };
-        assert!(attempt(&b, 0, &r, false).error.unwrap().ends_with("429 Too Many Requests"));
+        assert!(
+            attempt(&b, 0, &r, false)
+                .error
+                .unwrap()
+                .ends_with("429 Too Many Requests")
+        );
         assert_eq!(attempt(&b, 1, &r, false).took, Duration::from_secs(30));
-        assert_eq!(attempt(&b, 2, &r, false), Attempt { took: Duration::from_secs(3), error: None });
+        assert_eq!(
+            attempt(&b, 2, &r, false),
+            Attempt {
+                took: Duration::from_secs(3),
+                error: None
+            }
+        );
         assert_eq!(attempt(&b, 2, &r, true).took, Duration::from_millis(500));
     }
 }

@@ -104,7 +104,15 @@ mod tests {
 
     #[test]
     fn quantities_parse_with_decimal_and_binary_suffixes() {
-        let cases = [("500m", 0.5), ("2", 2.0), ("1.5", 1.5), ("128Mi", 134_217_728.0), ("1G", 1e9), ("1e3", 1000.0), ("4Ki", 4096.0)];
+        let cases = [
+            ("500m", 0.5),
+            ("2", 2.0),
+            ("1.5", 1.5),
+            ("128Mi", 134_217_728.0),
+            ("1G", 1e9),
+            ("1e3", 1000.0),
+            ("4Ki", 4096.0),
+        ];
         for (q, want) in cases {
             assert_eq!(parse(q), Some(want), "{q}");
         }
@@ -114,11 +122,11 @@ mod tests {
     #[test]
     fn pod_requests_take_the_init_peak_and_default_requests_to_limits() {
         let pod = json!({"spec": {
-            "initContainers": [{"name": "migrate", "resources": {"requests": {"cpu": "2"}}}],
-            "containers": [
-                {"name": "web", "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}},
-                {"name": "proxy", "resources": {"limits": {"cpu": "500m", "memory": "64Mi"}}}
-            ]}});
+        "initContainers": [{"name": "migrate", "resources": {"requests": {"cpu": "2"}}}],
+        "containers": [
+            {"name": "web", "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}},
+            {"name": "proxy", "resources": {"limits": {"cpu": "500m", "memory": "64Mi"}}}
+        ]}});
         let r = pod_requests(&pod);
         assert_eq!(r["cpu"], 2.0);
         assert_eq!(r["memory"], 134_217_728.0);

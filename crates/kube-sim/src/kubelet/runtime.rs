@@ -15,6 +15,8 @@ pub struct NodeState {
     pub images: BTreeSet<String>,
     /// When the node's single pull slot frees up (the kubelet serialises pulls).
     pub pulls_free_at: Option<Instant>,
+    /// Images a queued or running pull will have brought in, and when.
+    pub arriving: HashMap<String, Instant>,
     pub host_ip: String,
     /// `10.244.1.` for the node's /24 pod range.
     pub pod_prefix: String,
@@ -109,13 +111,21 @@ pub struct Ctr {
 impl Ctr {
     /// The events' field path: `spec.containers{web}` or `spec.initContainers{migrate}`.
     pub fn field_path(&self) -> String {
-        let list = if self.init { "initContainers" } else { "containers" };
+        let list = if self.init {
+            "initContainers"
+        } else {
+            "containers"
+        };
         format!("spec.{list}{{{}}}", self.name)
     }
 
     /// Its container spec in `pod`.
     pub fn spec<'p>(&self, pod: &'p Value) -> &'p Value {
-        let list = if self.init { "initContainers" } else { "containers" };
+        let list = if self.init {
+            "initContainers"
+        } else {
+            "containers"
+        };
         pod["spec"][list]
             .as_array()
             .and_then(|cs| cs.iter().find(|c| c["name"] == self.name.as_str()))
@@ -171,6 +181,8 @@ pub struct PodRuntime {
     pub crash_backoff: Backoff,
     /// When a deleted pod's containers have stopped and it is removed.
     pub remove_at: Option<Instant>,
+    /// A deleted pod whose containers have stopped (it waits for its finalizers, if any).
+    pub stopped: bool,
     /// Terminal (Succeeded/Failed): nothing runs or restarts any more.
     pub finished: bool,
 }
@@ -198,7 +210,10 @@ impl PodRuntime {
         let mut ctrs = list("initContainers", true);
         ctrs.extend(list("containers", false));
         PodRuntime {
-            uid: pod["metadata"]["uid"].as_str().unwrap_or_default().to_owned(),
+            uid: pod["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
             node: node.to_owned(),
             start_time: now_ts,
             ctrs,
@@ -214,15 +229,24 @@ impl PodRuntime {
             pull_attempts: HashMap::new(),
             crash_backoff: Backoff::kubelet(),
             remove_at: None,
+            stopped: false,
             finished: false,
         }
     }
 
     /// The earliest timer: a container exit or probe, a pull finishing, a sync, a removal.
     pub fn next_due(&self) -> Option<Instant> {
-        let runtime = self.ctrs.iter().filter_map(Ctr::running).flat_map(|r| [r.exit.map(|e| e.0), r.next_probe]);
+        let runtime = self
+            .ctrs
+            .iter()
+            .filter_map(Ctr::running)
+            .flat_map(|r| [r.exit.map(|e| e.0), r.next_probe]);
         runtime
-            .chain([self.pulling.as_ref().map(|p| p.done), self.next_sync, self.remove_at])
+            .chain([
+                self.pulling.as_ref().map(|p| p.done),
+                self.next_sync,
+                self.remove_at.filter(|_| !self.stopped),
+            ])
             .flatten()
             .min()
     }

@@ -40,7 +40,10 @@ fn node_of(pod: &Value) -> Option<&str> {
 }
 
 fn terminal(pod: &Value) -> bool {
-    matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
+    matches!(
+        pod["status"]["phase"].as_str(),
+        Some("Succeeded" | "Failed")
+    )
 }
 
 fn pending(pod: &Value) -> bool {
@@ -67,13 +70,20 @@ impl Controller for Scheduler {
             // A pod that goes away or finishes frees room for the ones waiting.
             let freed = change.kind == ChangeType::Deleted
                 || (terminal(&change.object) && !change.previous.as_deref().is_some_and(terminal));
-            let mut keys = if freed { pending_keys(world, None) } else { Vec::new() };
-            if change.kind != ChangeType::Deleted && pending(&change.object) && !keys.contains(key) {
+            let mut keys = if freed {
+                pending_keys(world, None)
+            } else {
+                Vec::new()
+            };
+            if change.kind != ChangeType::Deleted && pending(&change.object) && !keys.contains(key)
+            {
                 keys.push(key.clone());
             }
             return keys;
         }
-        if key.in_collection("", "nodes", None) || key.in_collection("storage.k8s.io", "storageclasses", None) {
+        if key.in_collection("", "nodes", None)
+            || key.in_collection("storage.k8s.io", "storageclasses", None)
+        {
             return pending_keys(world, None);
         }
         if key.in_collection("", "persistentvolumeclaims", None) {
@@ -100,14 +110,24 @@ impl Controller for Scheduler {
             self.forget(key);
             return;
         }
-        if pod["metadata"].get("deletionTimestamp").is_some_and(|d| !d.is_null()) {
+        if pod["metadata"]
+            .get("deletionTimestamp")
+            .is_some_and(|d| !d.is_null())
+        {
             // The API server deletes a never-scheduled pod at once: no kubelet must confirm.
-            world.store.remove_now(key);
+            let finalizers = pod["metadata"]["finalizers"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty());
+            if !finalizers {
+                world.store.remove_now(key);
+            }
             self.forget(key);
             return;
         }
         let scheduler = pod["spec"]["schedulerName"].as_str().unwrap_or(NAME);
-        let gated = pod["spec"]["schedulingGates"].as_array().is_some_and(|g| !g.is_empty());
+        let gated = pod["spec"]["schedulingGates"]
+            .as_array()
+            .is_some_and(|g| !g.is_empty());
         if scheduler != NAME || gated {
             return;
         }
@@ -118,7 +138,9 @@ impl Controller for Scheduler {
             return;
         }
         match schedule(world, &pod, &self.assumed) {
-            Ok((node, wait_for_consumer)) if wait_for_consumer.is_empty() => self.bind(key, &pod, &node, world),
+            Ok((node, wait_for_consumer)) if wait_for_consumer.is_empty() => {
+                self.bind(key, &pod, &node, world)
+            }
             Ok((node, wait_for_consumer)) => {
                 for claim in wait_for_consumer {
                     select_node(world, &claim, &node);
@@ -161,7 +183,12 @@ fn schedule(
                 .iter()
                 .map(|p| &**p)
                 .filter(|p| node_of(p) == Some(name) && !terminal(p))
-                .chain(assumed_pods.iter().filter(|(_, an)| *an == name).map(|(p, _)| &**p))
+                .chain(
+                    assumed_pods
+                        .iter()
+                        .filter(|(_, an)| *an == name)
+                        .map(|(p, _)| &**p),
+                )
                 .collect();
             let mut requested = Amounts::new();
             for p in &on_node {
@@ -185,9 +212,20 @@ fn schedule(
     }
     let best = feasible
         .into_iter()
-        .min_by_key(|i| (i.pod_count, i.node["metadata"]["name"].as_str().unwrap_or_default().to_owned()))
+        .min_by_key(|i| {
+            (
+                i.pod_count,
+                i.node["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
         .ok_or_else(|| fit::fit_error(nodes.len(), &rejections))?;
-    let name = best.node["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    let name = best.node["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     Ok((name, wait_for_consumer))
 }
 
@@ -206,8 +244,17 @@ fn select_node(world: &mut World<'_>, claim: &ObjectKey, node: &str) {
 }
 
 /// Conditions with `PodScheduled` replaced, keeping its transition time if unchanged.
-fn with_scheduled(pod: &Value, status: &str, reason: Option<&str>, message: Option<&str>, now: &str) -> Value {
-    let mut conditions = pod["status"]["conditions"].as_array().cloned().unwrap_or_default();
+fn with_scheduled(
+    pod: &Value,
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+    now: &str,
+) -> Value {
+    let mut conditions = pod["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let old = conditions.iter().position(|c| c["type"] == "PodScheduled");
     let since = old
         .map(|i| &conditions[i])
@@ -251,7 +298,10 @@ impl Scheduler {
             field_path: None,
             type_: "Normal",
             reason: "Scheduled",
-            message: format!("Successfully assigned {}/{} to {node}", key.namespace, key.name),
+            message: format!(
+                "Successfully assigned {}/{} to {node}",
+                key.namespace, key.name
+            ),
             component: None,
             host: None,
         });
@@ -262,7 +312,11 @@ impl Scheduler {
     fn fail(&mut self, key: &ObjectKey, pod: &Value, message: String, world: &mut World<'_>) {
         let now = world.now();
         let uid = pod["metadata"]["uid"].as_str().unwrap_or_default();
-        if let Some(f) = self.failures.get(key).filter(|f| f.uid == uid && f.message == message && now < f.retry_at) {
+        if let Some(f) = self
+            .failures
+            .get(key)
+            .filter(|f| f.uid == uid && f.message == message && now < f.retry_at)
+        {
             world.requeue_after(key.clone(), f.retry_at - now);
             return;
         }
@@ -279,8 +333,13 @@ impl Scheduler {
         if !updated["status"].is_object() {
             updated["status"] = json!({"phase": "Pending"});
         }
-        updated["status"]["conditions"] =
-            with_scheduled(pod, "False", Some("Unschedulable"), Some(&message), &world.timestamp());
+        updated["status"]["conditions"] = with_scheduled(
+            pod,
+            "False",
+            Some("Unschedulable"),
+            Some(&message),
+            &world.timestamp(),
+        );
         let _ = world.update_status(key, updated);
         self.failures.insert(
             key.clone(),

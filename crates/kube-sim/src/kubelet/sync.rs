@@ -3,7 +3,8 @@
 //! container), and decide when the worker syncs again.
 
 use super::config_refs::{env_error, missing_volumes, mount_failed_message};
-use super::containers::{self, Cx, Flags, RELIST, crash_release, needs_retry};
+use super::containers::{self, Cx, Flags, RELIST};
+use super::observe::{crash_release, needs_retry};
 use super::runtime::{CState, PodRuntime};
 use super::status::should_restart;
 use std::time::Duration;
@@ -19,7 +20,10 @@ fn terminal(rt: &PodRuntime, cx: &Cx<'_, '_>) -> bool {
     let pod = cx.pod;
     let policy = pod["spec"]["restartPolicy"].as_str().unwrap_or("Always");
     let init_failed = rt.ctrs.iter().any(|c| {
-        c.init && !c.sidecar && matches!(&c.state, CState::Exited(t) if t.exit_code != 0) && !should_restart(pod, c, 1)
+        c.init
+            && !c.sidecar
+            && matches!(&c.state, CState::Exited(t) if t.exit_code != 0)
+            && !should_restart(pod, c, 1)
     });
     if init_failed {
         return true;
@@ -27,7 +31,9 @@ fn terminal(rt: &PodRuntime, cx: &Cx<'_, '_>) -> bool {
     let main: Vec<_> = rt.ctrs.iter().filter(|c| !c.init).collect();
     !main.is_empty()
         && policy != "Always"
-        && main.iter().all(|c| matches!(&c.state, CState::Exited(t) if !should_restart(pod, c, t.exit_code)))
+        && main
+            .iter()
+            .all(|c| matches!(&c.state, CState::Exited(t) if !should_restart(pod, c, t.exit_code)))
 }
 
 /// A sync of the pod by its worker.
@@ -66,7 +72,9 @@ pub fn complete_pull(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) {
 /// Whether a container stuck on CreateContainerConfigError would now get its environment.
 pub fn config_unblocked(rt: &PodRuntime, cx: &Cx<'_, '_>) -> bool {
     rt.ctrs.iter().any(|c| {
-        c.waiting.as_ref().is_some_and(|w| w.reason == "CreateContainerConfigError")
+        c.waiting
+            .as_ref()
+            .is_some_and(|w| w.reason == "CreateContainerConfigError")
             && env_error(cx.world, cx.namespace(), c.spec(cx.pod)).is_none()
     })
 }
@@ -80,7 +88,12 @@ fn mount(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) -> bool {
     }
     if !rt.mount_backoff.in_backoff_since_update(VOLUMES, cx.now) {
         for (volume, error) in &missing {
-            cx.event(None, "Warning", "FailedMount", mount_failed_message(volume, error));
+            cx.event(
+                None,
+                "Warning",
+                "FailedMount",
+                mount_failed_message(volume, error),
+            );
         }
         rt.mount_backoff.next(VOLUMES, cx.now);
     }
@@ -139,7 +152,11 @@ fn schedule(rt: &mut PodRuntime, cx: &Cx<'_, '_>, flags: Flags) {
     for c in rt.ctrs.iter().filter(|c| needs_retry(cx.pod, c)) {
         due.push(now + ERROR_RESYNC);
         let image = c.spec(cx.pod)["image"].as_str().unwrap_or_default();
-        due.extend(rt.image_backoff.release_after_update(image).filter(|t| *t > now));
+        due.extend(
+            rt.image_backoff
+                .release_after_update(image)
+                .filter(|t| *t > now),
+        );
         due.extend(crash_release(rt, c).filter(|t| *t > now));
     }
     rt.next_sync = due.into_iter().min();

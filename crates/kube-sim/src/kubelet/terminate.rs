@@ -16,7 +16,12 @@ pub fn begin(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) {
         .or_else(|| cx.pod["spec"]["terminationGracePeriodSeconds"].as_u64())
         .unwrap_or(30);
     for c in rt.ctrs.clone().iter().filter(|c| c.running().is_some()) {
-        cx.event(Some(c), "Normal", "Killing", format!("Stopping container {}", c.name));
+        cx.event(
+            Some(c),
+            "Normal",
+            "Killing",
+            format!("Stopping container {}", c.name),
+        );
     }
     for c in &mut rt.ctrs {
         if let CState::Running(r) = &mut c.state {
@@ -48,6 +53,6 @@ pub fn finish(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) -> bool {
     }
     rt.sandbox_alive = false;
     rt.finished = true;
-    rt.remove_at = None;
+    rt.stopped = true;
     rt.ctrs.iter().any(|c| c.ever_created())
 }

@@ -165,13 +165,18 @@ pub fn admit(
         fill_server_fields(state, &mut obj, &uid);
     }
     crate::defaults::default_object(&mut obj);
+    if let (Op::Update, Some(old)) = (op, old) {
+        if rt.kind == "Service" && rt.group.is_empty() {
+            crate::defaults::preserve_service_allocations(old, &mut obj);
+        }
+    }
     let validated = match old {
         Some(old) if op == Op::Update => crate::validation::validate_update(old, &obj),
         _ => crate::validation::validate(&obj),
     };
     validated.map_err(|invalid| {
         let status = invalid.to_status();
-        ApiError::new(422, "Invalid", invalid.to_string()).with_details(status["details"].clone())
+        ApiError::new(422, "Invalid", invalid.message()).with_details(status["details"].clone())
     })?;
     let k = key(rt, Some(&namespace), name);
     if let (Op::Update, Some(old)) = (op, old) {
@@ -219,47 +224,39 @@ fn check_namespace(state: &ServerState, namespaced: bool, namespace: &str) -> Re
     Ok(())
 }
 
-/// Fields the API server itself fills on create: ClusterIPs, default StorageClass, Job selectors.
+/// Fields the API server itself fills on create, in its order: defaulting, the service
+/// account token volume, the default StorageClass, the Job selector (needs the uid), and
+/// ClusterIP allocation.
 fn fill_server_fields(state: &ServerState, obj: &mut Value, uid: &str) {
+    crate::defaults::default_object(obj);
     match obj.get("kind").and_then(Value::as_str).unwrap_or_default() {
-        "Service" => {
-            let ty = obj.pointer("/spec/type").and_then(Value::as_str).unwrap_or("ClusterIP");
-            if ty != "ExternalName" && obj.pointer("/spec/clusterIP").and_then(Value::as_str).is_none_or(str::is_empty) {
-                let n = state.cluster_ips.fetch_add(1, Ordering::Relaxed);
-                let ip = format!("10.96.{}.{}", n / 250, n % 250 + 1);
-                obj["spec"]["clusterIP"] = json!(ip);
-                obj["spec"]["clusterIPs"] = json!([ip]);
-            }
+        "Pod" => {
+            let n = state.names.fetch_add(1, Ordering::Relaxed);
+            crate::defaults::mount_service_account_token(obj, &suffix(u64::from(n) + 7_000_000));
         }
         "PersistentVolumeClaim" => {
-            if obj.pointer("/spec/storageClassName").is_none() {
-                let (classes, _) = state.store.list("storage.k8s.io", "storageclasses", None);
-                let default = classes.iter().find(|c| {
+            let (classes, _) = state.store.list("storage.k8s.io", "storageclasses", None);
+            let default = classes
+                .iter()
+                .find(|c| {
                     c.pointer("/metadata/annotations/storageclass.kubernetes.io~1is-default-class")
                         .and_then(Value::as_str)
                         == Some("true")
-                });
-                if let Some(name) = default.and_then(|c| c.pointer("/metadata/name")).cloned() {
-                    obj["spec"]["storageClassName"] = name;
-                }
-            }
+                })
+                .and_then(|c| c.pointer("/metadata/name").and_then(Value::as_str).map(str::to_owned));
+            crate::defaults::default_storage_class(obj, default.as_deref());
         }
-        "Job" => {
-            let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let labels = json!({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
-                                "controller-uid": uid, "job-name": name});
-            if obj.pointer("/spec/selector").is_none() && obj.pointer("/spec/manualSelector") != Some(&json!(true)) {
-                obj["spec"]["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
-                if let Some(tl) = obj.pointer_mut("/spec/template/metadata") {
-                    let map = tl.as_object_mut().expect("metadata is an object");
-                    let l = map.entry("labels").or_insert_with(|| json!({}));
-                    for (k, v) in labels.as_object().expect("labels").iter() {
-                        l[k] = v.clone();
-                    }
-                } else if obj.pointer("/spec/template").is_some() {
-                    obj["spec"]["template"]["metadata"] = json!({"labels": labels});
-                }
-            }
+        "Job" => crate::defaults::default_job_selector(obj, uid),
+        "Service" => {
+            let n = state.cluster_ips.fetch_add(1, Ordering::Relaxed);
+            crate::defaults::allocate_cluster_ip(obj, n);
+            let (services, _) = state.store.list("", "services", None);
+            let in_use: Vec<u32> = services
+                .iter()
+                .flat_map(|s| s.pointer("/spec/ports").and_then(Value::as_array).cloned().unwrap_or_default())
+                .filter_map(|p| p.get("nodePort").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()))
+                .collect();
+            crate::defaults::allocate_node_ports(obj, &in_use);
         }
         _ => {}
     }

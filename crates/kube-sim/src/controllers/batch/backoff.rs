@@ -18,21 +18,40 @@ pub(crate) struct BackoffRecord {
 
 impl BackoffRecord {
     /// The record after newly finished pods (`newBackoffRecord`).
-    pub(crate) fn with_finished(self, succeeded: &[&Value], failed: &[&Value], now: Timestamp) -> Self {
-        let mut failed_times: Vec<Timestamp> = failed.iter().map(|p| finished_at(p).unwrap_or(now)).collect();
+    pub(crate) fn with_finished(
+        self,
+        succeeded: &[&Value],
+        failed: &[&Value],
+        now: Timestamp,
+    ) -> Self {
+        let mut failed_times: Vec<Timestamp> = failed
+            .iter()
+            .map(|p| finished_at(p).unwrap_or(now))
+            .collect();
         failed_times.sort();
         if succeeded.is_empty() {
             let Some(last) = failed_times.last().copied() else {
                 return self;
             };
             return BackoffRecord {
-                failures_after_last_success: self.failures_after_last_success + failed_times.len() as u32,
+                failures_after_last_success: self.failures_after_last_success
+                    + failed_times.len() as u32,
                 last_failure: Some(last),
             };
         }
-        let last_success = succeeded.iter().map(|p| finished_at(p).unwrap_or(now)).max().unwrap_or(now);
-        let after: Vec<_> = failed_times.into_iter().filter(|t| *t > last_success).collect();
-        BackoffRecord { failures_after_last_success: after.len() as u32, last_failure: after.last().copied() }
+        let last_success = succeeded
+            .iter()
+            .map(|p| finished_at(p).unwrap_or(now))
+            .max()
+            .unwrap_or(now);
+        let after: Vec<_> = failed_times
+            .into_iter()
+            .filter(|t| *t > last_success)
+            .collect();
+        BackoffRecord {
+            failures_after_last_success: after.len() as u32,
+            last_failure: after.last().copied(),
+        }
     }
 
     /// How long pod creation must still wait (`getRemainingTime`).
@@ -70,13 +89,22 @@ mod tests {
         let t = |s: &str| s.parse::<Timestamp>().unwrap();
         let first = failed_at("2026-01-01T00:00:10Z");
         let r = BackoffRecord::default().with_finished(&[], &[&first], t("2026-01-01T00:00:11Z"));
-        assert_eq!(r.remaining(t("2026-01-01T00:00:12Z")), Duration::from_secs(8));
+        assert_eq!(
+            r.remaining(t("2026-01-01T00:00:12Z")),
+            Duration::from_secs(8)
+        );
         let second = failed_at("2026-01-01T00:00:30Z");
         let r = r.with_finished(&[], &[&second], t("2026-01-01T00:00:30Z"));
         assert_eq!(r.failures_after_last_success, 2);
-        assert_eq!(r.remaining(t("2026-01-01T00:00:35Z")), Duration::from_secs(15));
+        assert_eq!(
+            r.remaining(t("2026-01-01T00:00:35Z")),
+            Duration::from_secs(15)
+        );
         assert_eq!(r.remaining(t("2026-01-01T00:01:00Z")), Duration::ZERO);
         let ok = json!({"status": {"phase": "Succeeded", "containerStatuses": [{"state": {"terminated": {"exitCode": 0, "finishedAt": "2026-01-01T00:00:40Z"}}}]}});
-        assert_eq!(r.with_finished(&[&ok], &[], t("2026-01-01T00:00:41Z")), BackoffRecord::default());
+        assert_eq!(
+            r.with_finished(&[&ok], &[], t("2026-01-01T00:00:41Z")),
+            BackoffRecord::default()
+        );
     }
 }

@@ -5,7 +5,10 @@
 
 use super::cron::Schedule;
 use super::job_status::is_finished;
-use crate::controllers::workloads::objects::{controller_ref, format_time, int_at, is_controlled_by, is_deleting, name, namespace, owner_key, parse_time, str_at, uid};
+use crate::controllers::workloads::objects::{
+    controller_ref, format_time, int_at, is_controlled_by, is_deleting, name, namespace, owner_key,
+    parse_time, str_at, uid,
+};
 use crate::engine::{Controller, World};
 use crate::events::EventSpec;
 use crate::store::{Change, ObjectKey};
@@ -20,7 +23,15 @@ use std::time::Duration;
 pub struct CronJobController;
 
 fn event(world: &mut World<'_>, cj: &Value, type_: &str, reason: &str, message: String) {
-    world.event(EventSpec { involved: cj, field_path: None, type_, reason, message, component: None, host: None });
+    world.event(EventSpec {
+        involved: cj,
+        field_path: None,
+        type_,
+        reason,
+        message,
+        component: None,
+        host: None,
+    });
 }
 
 fn job_key(ns: &str, name: &str) -> ObjectKey {
@@ -32,7 +43,9 @@ fn finished_as(job: &Value) -> Option<&str> {
     let conditions = job.pointer("/status/conditions")?.as_array()?;
     conditions
         .iter()
-        .find(|c| matches!(str_at(c, "/type"), "Complete" | "Failed") && str_at(c, "/status") == "True")
+        .find(|c| {
+            matches!(str_at(c, "/type"), "Complete" | "Failed") && str_at(c, "/status") == "True"
+        })
         .map(|c| str_at(c, "/type"))
 }
 
@@ -45,12 +58,27 @@ impl CronJobController {
     /// The Job for `scheduled` (`getJobFromTemplate2`).
     fn job_for(cj: &Value, scheduled: Timestamp, tz: &TimeZone) -> Value {
         let template = cj.pointer("/spec/jobTemplate").cloned().unwrap_or_default();
-        let mut annotations = template.pointer("/metadata/annotations").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut annotations = template
+            .pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         let local = scheduled.to_zoned(tz.clone());
-        annotations.insert("batch.kubernetes.io/cronjob-scheduled-timestamp".into(), json!(local.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string().replace("+00:00", "Z")));
+        annotations.insert(
+            "batch.kubernetes.io/cronjob-scheduled-timestamp".into(),
+            json!(
+                local
+                    .strftime("%Y-%m-%dT%H:%M:%S%:z")
+                    .to_string()
+                    .replace("+00:00", "Z")
+            ),
+        );
         let mut metadata = json!({"name": format!("{}-{}", name(cj), scheduled.as_second() / 60), "namespace": namespace(cj),
             "annotations": annotations, "ownerReferences": [controller_ref(cj)]});
-        if let Some(labels) = template.pointer("/metadata/labels").filter(|l| l.is_object()) {
+        if let Some(labels) = template
+            .pointer("/metadata/labels")
+            .filter(|l| l.is_object())
+        {
             metadata["labels"] = labels.clone();
         }
         json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
@@ -59,17 +87,30 @@ impl CronJobController {
 
     /// Keep `active` in step with the Jobs that exist; note finished ones.
     fn track_jobs(world: &mut World<'_>, cj: &Value, jobs: &[Arc<Value>], status: &mut Value) {
-        let mut active: Vec<Value> = status.get("active").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut active: Vec<Value> = status
+            .get("active")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for job in jobs {
             let listed = active.iter().any(|r| str_at(r, "/uid") == uid(job));
             match finished_as(job) {
                 None if !listed => active.push(job_ref(job)),
                 Some(cond) if listed => {
                     active.retain(|r| str_at(r, "/uid") != uid(job));
-                    event(world, cj, "Normal", "SawCompletedJob", format!("Saw completed job: {}, condition: {cond}", name(job)));
+                    event(
+                        world,
+                        cj,
+                        "Normal",
+                        "SawCompletedJob",
+                        format!("Saw completed job: {}, condition: {cond}", name(job)),
+                    );
                     if cond == "Complete" {
                         let done = str_at(job, "/status/completionTime");
-                        let newer = status.get("lastSuccessfulTime").and_then(Value::as_str).is_none_or(|t| t < done);
+                        let newer = status
+                            .get("lastSuccessfulTime")
+                            .and_then(Value::as_str)
+                            .is_none_or(|t| t < done);
                         if !done.is_empty() && newer {
                             status["lastSuccessfulTime"] = json!(done);
                         }
@@ -81,32 +122,74 @@ impl CronJobController {
         let before = active.len();
         active.retain(|r| jobs.iter().any(|j| uid(j) == str_at(r, "/uid")));
         if active.len() != before {
-            event(world, cj, "Warning", "MissingJob", "Active job went missing".into());
+            event(
+                world,
+                cj,
+                "Warning",
+                "MissingJob",
+                "Active job went missing".into(),
+            );
         }
         match active.is_empty() {
             true => status.as_object_mut().map(|s| s.remove("active")),
-            false => status.as_object_mut().map(|s| s.insert("active".into(), json!(active))),
+            false => status
+                .as_object_mut()
+                .map(|s| s.insert("active".into(), json!(active))),
         };
     }
 
     /// Delete finished Jobs beyond the history limits, oldest first.
     fn clean_history(world: &mut World<'_>, cj: &Value, jobs: &[Arc<Value>]) {
-        for (kind, limit) in [("Complete", int_at(cj, "/spec/successfulJobsHistoryLimit").unwrap_or(3)),
-                              ("Failed", int_at(cj, "/spec/failedJobsHistoryLimit").unwrap_or(1))] {
-            let mut done: Vec<_> = jobs.iter().filter(|j| finished_as(j) == Some(kind)).collect();
-            done.sort_by(|a, b| str_at(a, "/status/startTime").cmp(str_at(b, "/status/startTime")).then_with(|| name(a).cmp(name(b))));
-            let excess = done.len().saturating_sub(usize::try_from(limit).unwrap_or(0));
+        for (kind, limit) in [
+            (
+                "Complete",
+                int_at(cj, "/spec/successfulJobsHistoryLimit").unwrap_or(3),
+            ),
+            (
+                "Failed",
+                int_at(cj, "/spec/failedJobsHistoryLimit").unwrap_or(1),
+            ),
+        ] {
+            let mut done: Vec<_> = jobs
+                .iter()
+                .filter(|j| finished_as(j) == Some(kind))
+                .collect();
+            done.sort_by(|a, b| {
+                str_at(a, "/status/startTime")
+                    .cmp(str_at(b, "/status/startTime"))
+                    .then_with(|| name(a).cmp(name(b)))
+            });
+            let excess = done
+                .len()
+                .saturating_sub(usize::try_from(limit).unwrap_or(0));
             for job in done.into_iter().take(excess) {
-                if world.delete(&job_key(namespace(job), name(job)), Default::default()).is_ok() {
-                    event(world, cj, "Normal", "SuccessfulDelete", format!("Deleted job {}", name(job)));
+                if world
+                    .delete(&job_key(namespace(job), name(job)), Default::default())
+                    .is_ok()
+                {
+                    event(
+                        world,
+                        cj,
+                        "Normal",
+                        "SuccessfulDelete",
+                        format!("Deleted job {}", name(job)),
+                    );
                 }
             }
         }
     }
 
     fn sync(world: &mut World<'_>, key: &ObjectKey, cj: &Value) {
-        let jobs: Vec<_> = world.list("batch", "jobs", Some(namespace(cj))).into_iter().filter(|j| is_controlled_by(j, cj)).collect();
-        let mut status = cj.get("status").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+        let jobs: Vec<_> = world
+            .list("batch", "jobs", Some(namespace(cj)))
+            .into_iter()
+            .filter(|j| is_controlled_by(j, cj))
+            .collect();
+        let mut status = cj
+            .get("status")
+            .cloned()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
         Self::track_jobs(world, cj, &jobs, &mut status);
         let write = |world: &mut World<'_>, status: &Value| {
             let mut next = cj.clone();
@@ -123,7 +206,13 @@ impl CronJobController {
             zone => match TimeZone::get(zone) {
                 Ok(tz) => tz,
                 Err(e) => {
-                    event(world, cj, "Warning", "UnknownTimeZone", format!("invalid timeZone: {zone:?}: {e}"));
+                    event(
+                        world,
+                        cj,
+                        "Warning",
+                        "UnknownTimeZone",
+                        format!("invalid timeZone: {zone:?}: {e}"),
+                    );
                     write(world, &status);
                     return;
                 }
@@ -132,14 +221,27 @@ impl CronJobController {
         let schedule = match Schedule::parse(str_at(cj, "/spec/schedule")) {
             Ok(s) => s,
             Err(e) => {
-                event(world, cj, "Warning", "UnparseableSchedule", format!("unparseable schedule: {:?} : {e}", str_at(cj, "/spec/schedule")));
+                event(
+                    world,
+                    cj,
+                    "Warning",
+                    "UnparseableSchedule",
+                    format!(
+                        "unparseable schedule: {:?} : {e}",
+                        str_at(cj, "/spec/schedule")
+                    ),
+                );
                 write(world, &status);
                 return;
             }
         };
         let now = world.store.clock().now();
         let created = parse_time(str_at(cj, "/metadata/creationTimestamp")).unwrap_or(now);
-        let mut earliest = status.get("lastScheduleTime").and_then(Value::as_str).and_then(parse_time).unwrap_or(created);
+        let mut earliest = status
+            .get("lastScheduleTime")
+            .and_then(Value::as_str)
+            .and_then(parse_time)
+            .unwrap_or(created);
         let deadline = int_at(cj, "/spec/startingDeadlineSeconds");
         if let Some(d) = deadline {
             earliest = earliest.max(Timestamp::from_second(now.as_second() - d).unwrap_or(now));
@@ -159,27 +261,51 @@ impl CronJobController {
         if missed > 100 {
             event(world, cj, "Warning", "TooManyMissedTimes", "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew".into());
         }
-        let suspended = cj.pointer("/spec/suspend").and_then(Value::as_bool).unwrap_or(false);
+        let suspended = cj
+            .pointer("/spec/suspend")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         if let Some(at) = scheduled.filter(|_| !suspended) {
             Self::start_job(world, cj, &jobs, &mut status, at, &tz, now);
         }
         write(world, &status);
-        let jobs: Vec<_> = world.list("batch", "jobs", Some(namespace(cj))).into_iter().filter(|j| is_controlled_by(j, cj)).collect();
+        let jobs: Vec<_> = world
+            .list("batch", "jobs", Some(namespace(cj)))
+            .into_iter()
+            .filter(|j| is_controlled_by(j, cj))
+            .collect();
         Self::clean_history(world, cj, &jobs);
-        if !suspended {
-            if let Some(next) = schedule.next(now, &tz) {
-                let wait = Duration::from_secs(u64::try_from(next.as_second() - now.as_second()).unwrap_or(0)) + Duration::from_millis(100);
-                world.requeue_after(key.clone(), wait);
-            }
+        if let Some(next) = schedule.next(now, &tz).filter(|_| !suspended) {
+            let wait =
+                Duration::from_secs(u64::try_from(next.as_second() - now.as_second()).unwrap_or(0))
+                    + Duration::from_millis(100);
+            world.requeue_after(key.clone(), wait);
         }
     }
 
-    fn start_job(world: &mut World<'_>, cj: &Value, jobs: &[Arc<Value>], status: &mut Value, at: Timestamp, tz: &TimeZone, now: Timestamp) {
-        if let Some(d) = int_at(cj, "/spec/startingDeadlineSeconds") {
-            if at.as_second() + d < now.as_second() {
-                event(world, cj, "Warning", "MissSchedule", format!("Missed scheduled time to start a job: {}", at.to_zoned(tz.clone()).strftime("%Y-%m-%dT%H:%M:%S%:z")));
-                return;
-            }
+    fn start_job(
+        world: &mut World<'_>,
+        cj: &Value,
+        jobs: &[Arc<Value>],
+        status: &mut Value,
+        at: Timestamp,
+        tz: &TimeZone,
+        now: Timestamp,
+    ) {
+        if let Some(d) = int_at(cj, "/spec/startingDeadlineSeconds")
+            && at.as_second() + d < now.as_second()
+        {
+            event(
+                world,
+                cj,
+                "Warning",
+                "MissSchedule",
+                format!(
+                    "Missed scheduled time to start a job: {}",
+                    at.to_zoned(tz.clone()).strftime("%Y-%m-%dT%H:%M:%S%:z")
+                ),
+            );
+            return;
         }
         let running: Vec<_> = jobs.iter().filter(|j| !is_finished(j)).collect();
         match str_at(cj, "/spec/concurrencyPolicy") {
@@ -189,8 +315,17 @@ impl CronJobController {
             }
             "Replace" => {
                 for job in running {
-                    if world.delete(&job_key(namespace(job), name(job)), Default::default()).is_ok() {
-                        event(world, cj, "Normal", "SuccessfulDelete", format!("Deleted job {}", name(job)));
+                    if world
+                        .delete(&job_key(namespace(job), name(job)), Default::default())
+                        .is_ok()
+                    {
+                        event(
+                            world,
+                            cj,
+                            "Normal",
+                            "SuccessfulDelete",
+                            format!("Deleted job {}", name(job)),
+                        );
                     }
                 }
                 status.as_object_mut().map(|s| s.remove("active"));
@@ -201,14 +336,30 @@ impl CronJobController {
         let job_name = name(&job).to_owned();
         match world.create(&job_key(namespace(cj), &job_name), job) {
             Ok(created) => {
-                event(world, cj, "Normal", "SuccessfulCreate", format!("Created job {job_name}"));
-                let mut active = status.get("active").and_then(Value::as_array).cloned().unwrap_or_default();
+                event(
+                    world,
+                    cj,
+                    "Normal",
+                    "SuccessfulCreate",
+                    format!("Created job {job_name}"),
+                );
+                let mut active = status
+                    .get("active")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 active.push(job_ref(&created));
                 status["active"] = json!(active);
             }
             Err(crate::engine::WriteError::Store(crate::store::StoreError::AlreadyExists(_))) => {}
             Err(e) => {
-                event(world, cj, "Warning", "FailedCreate", format!("Error creating job: {e}"));
+                event(
+                    world,
+                    cj,
+                    "Warning",
+                    "FailedCreate",
+                    format!("Error creating job: {e}"),
+                );
                 return;
             }
         }
@@ -224,8 +375,15 @@ impl Controller for CronJobController {
     fn keys_for(&self, change: &Change, _world: &World<'_>) -> Vec<ObjectKey> {
         let key = &change.key;
         if key.in_collection("batch", "cronjobs", None) {
-            let spec_changed = change.previous.as_ref().is_none_or(|p| p.get("spec") != change.object.get("spec"));
-            return if spec_changed { vec![key.clone()] } else { Vec::new() };
+            let spec_changed = change
+                .previous
+                .as_ref()
+                .is_none_or(|p| p.get("spec") != change.object.get("spec"));
+            return if spec_changed {
+                vec![key.clone()]
+            } else {
+                Vec::new()
+            };
         }
         if key.in_collection("batch", "jobs", None) {
             let mut keys: Vec<_> = std::iter::once(&change.object)
@@ -239,7 +397,11 @@ impl Controller for CronJobController {
     }
 
     fn resync(&self, world: &World<'_>) -> Vec<ObjectKey> {
-        world.list("batch", "cronjobs", None).iter().map(|c| ObjectKey::new("batch", "cronjobs", namespace(c), name(c))).collect()
+        world
+            .list("batch", "cronjobs", None)
+            .iter()
+            .map(|c| ObjectKey::new("batch", "cronjobs", namespace(c), name(c)))
+            .collect()
     }
 
     fn reconcile(&mut self, key: &ObjectKey, world: &mut World<'_>) {

@@ -9,14 +9,21 @@ pub(crate) const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-in
 
 /// The completion index annotation of a pod, if valid.
 pub(crate) fn pod_index(pod: &Value) -> Option<i64> {
-    let key = format!("/metadata/annotations/{}", COMPLETION_INDEX.replace('/', "~1"));
+    let key = format!(
+        "/metadata/annotations/{}",
+        COMPLETION_INDEX.replace('/', "~1")
+    );
     str_at(pod, &key).parse().ok().filter(|i| *i >= 0)
 }
 
 /// Parse "0-2,5" into a set.
 pub(crate) fn parse(intervals: &str) -> BTreeSet<i64> {
     let mut set = BTreeSet::new();
-    for part in intervals.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for part in intervals
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         match part.split_once('-') {
             Some((a, b)) => {
                 if let (Ok(a), Ok(b)) = (a.parse::<i64>(), b.parse::<i64>()) {
@@ -39,7 +46,11 @@ pub(crate) fn format(set: &BTreeSet<i64>) -> String {
             end += 1;
             iter.next();
         }
-        out.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
     }
     out.join(",")
 }

@@ -5,8 +5,11 @@
 use super::backoff::BackoffRecord;
 use super::job_pods::has_tracking_finalizer;
 use super::job_status::is_finished;
-use super::job_sync::{JobSync, remove_finalizer};
-use crate::controllers::workloads::objects::{NameGenerator, controller_of, is_controlled_by, name, namespace, owner_key, str_at};
+use super::job_sync::JobSync;
+use super::job_tracking::remove_finalizer;
+use crate::controllers::workloads::objects::{
+    NameGenerator, controller_of, is_controlled_by, name, namespace, owner_key, str_at,
+};
 use crate::controllers::workloads::pods::owned_pods;
 use crate::engine::{Controller, World};
 use crate::store::{Change, ChangeType, ObjectKey};
@@ -21,7 +24,10 @@ pub struct JobController {
 
 impl Default for JobController {
     fn default() -> Self {
-        JobController { names: NameGenerator::new("job-controller"), backoff: HashMap::new() }
+        JobController {
+            names: NameGenerator::new("job-controller"),
+            backoff: HashMap::new(),
+        }
     }
 }
 
@@ -44,7 +50,9 @@ impl Controller for JobController {
                     world
                         .list("", "pods", Some(&key.namespace))
                         .iter()
-                        .filter(|p| has_tracking_finalizer(p) && is_controlled_by(p, &change.object))
+                        .filter(|p| {
+                            has_tracking_finalizer(p) && is_controlled_by(p, &change.object)
+                        })
                         .map(|p| ObjectKey::new("", "pods", namespace(p), name(p))),
                 );
             }
@@ -59,7 +67,11 @@ impl Controller for JobController {
             .collect();
         keys.dedup();
         let orphaned = has_tracking_finalizer(&change.object)
-            && keys.first().is_none_or(|k| world.get(k).is_none_or(|job| !is_controlled_by(&change.object, &job)));
+            && keys.first().is_none_or(|k| {
+                world
+                    .get(k)
+                    .is_none_or(|job| !is_controlled_by(&change.object, &job))
+            });
         if orphaned {
             keys.push(key.clone());
         }
@@ -67,7 +79,11 @@ impl Controller for JobController {
     }
 
     fn resync(&self, world: &World<'_>) -> Vec<ObjectKey> {
-        world.list("batch", "jobs", None).iter().map(|j| job_key(namespace(j), name(j))).collect()
+        world
+            .list("batch", "jobs", None)
+            .iter()
+            .map(|j| job_key(namespace(j), name(j)))
+            .collect()
     }
 
     fn reconcile(&mut self, key: &ObjectKey, world: &mut World<'_>) {

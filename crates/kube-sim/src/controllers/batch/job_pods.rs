@@ -19,7 +19,10 @@ pub(crate) fn has_tracking_finalizer(pod: &Value) -> bool {
 
 /// `onlyReplaceFailedPods`: podReplacementPolicy Failed, or a podFailurePolicy.
 pub(crate) fn only_replace_failed(job: &Value) -> bool {
-    str_at(job, "/spec/podReplacementPolicy") == "Failed" || job.pointer("/spec/podFailurePolicy").is_some_and(|p| !p.is_null())
+    str_at(job, "/spec/podReplacementPolicy") == "Failed"
+        || job
+            .pointer("/spec/podFailurePolicy")
+            .is_some_and(|p| !p.is_null())
 }
 
 /// `isPodFailed`: Failed, or (unless only failed pods are replaced) deleted before it
@@ -35,7 +38,12 @@ pub(crate) fn is_failed(pod: &Value, job: &Value) -> bool {
 pub(crate) fn finished_at(pod: &Value) -> Option<Timestamp> {
     let statuses = ["initContainerStatuses", "containerStatuses"]
         .iter()
-        .flat_map(|k| pod.pointer(&format!("/status/{k}")).and_then(Value::as_array).cloned().unwrap_or_default());
+        .flat_map(|k| {
+            pod.pointer(&format!("/status/{k}"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        });
     statuses
         .filter_map(|s| parse_time(str_at(&s, "/state/terminated/finishedAt")))
         .max()
@@ -54,20 +62,35 @@ pub(crate) fn job_labels(job: &Value) -> [(&'static str, String); 4] {
 
 /// A pod for `job` (with completion `index` for Indexed Jobs), and its name prefix.
 pub(crate) fn job_pod(job: &Value, index: Option<i64>) -> (Value, String) {
-    let template = job.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
+    let template = job
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     let mut pod = pod_from_template(&template, job);
-    let mut labels = pod.pointer("/metadata/labels").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut labels = pod
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     for (k, v) in job_labels(job) {
         labels.entry(k).or_insert(json!(v));
     }
-    let mut finalizers = pod.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut finalizers = pod
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if !finalizers.iter().any(|f| f == TRACKING_FINALIZER) {
         finalizers.push(json!(TRACKING_FINALIZER));
     }
     pod["metadata"]["finalizers"] = json!(finalizers);
     let mut prefix = format!("{}-", name(job));
     if let Some(i) = index {
-        let mut annotations = pod.pointer("/metadata/annotations").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut annotations = pod
+            .pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         annotations.insert(COMPLETION_INDEX.into(), json!(i.to_string()));
         pod["metadata"]["annotations"] = Value::Object(annotations);
         labels.insert(COMPLETION_INDEX.into(), json!(i.to_string()));
@@ -77,8 +100,12 @@ pub(crate) fn job_pod(job: &Value, index: Option<i64>) -> (Value, String) {
             "fieldPath": format!("metadata.annotations['{COMPLETION_INDEX}']")}}});
         for list in ["initContainers", "containers"] {
             for c in pod["spec"][list].as_array_mut().into_iter().flatten() {
-                let vars = c.as_object_mut().and_then(|c| c.entry("env").or_insert(json!([])).as_array_mut());
-                if let Some(vars) = vars.filter(|v| !v.iter().any(|e| e["name"] == "JOB_COMPLETION_INDEX")) {
+                let vars = c
+                    .as_object_mut()
+                    .and_then(|c| c.entry("env").or_insert(json!([])).as_array_mut());
+                if let Some(vars) =
+                    vars.filter(|v| !v.iter().any(|e| e["name"] == "JOB_COMPLETION_INDEX"))
+                {
                     vars.push(env.clone());
                 }
             }
@@ -102,9 +129,9 @@ pub(crate) fn removal_order(pods: &mut [Value]) {
         (scheduled, phase_rank, is_ready(p))
     };
     pods.sort_by(|a, b| {
-        rank(a)
-            .cmp(&rank(b))
-            .then_with(|| str_at(b, "/metadata/creationTimestamp").cmp(str_at(a, "/metadata/creationTimestamp")))
+        rank(a).cmp(&rank(b)).then_with(|| {
+            str_at(b, "/metadata/creationTimestamp").cmp(str_at(a, "/metadata/creationTimestamp"))
+        })
     });
 }
 
@@ -129,14 +156,20 @@ mod tests {
     fn job_pods_carry_job_labels_finalizer_and_index() {
         let (pod, prefix) = job_pod(&job(), None);
         assert_eq!(prefix, "migrate-");
-        assert_eq!(pod["metadata"]["labels"], json!({"app": "migrate", "batch.kubernetes.io/controller-uid": "8c2f",
-            "batch.kubernetes.io/job-name": "migrate", "controller-uid": "8c2f", "job-name": "migrate"}));
+        assert_eq!(
+            pod["metadata"]["labels"],
+            json!({"app": "migrate", "batch.kubernetes.io/controller-uid": "8c2f",
+            "batch.kubernetes.io/job-name": "migrate", "controller-uid": "8c2f", "job-name": "migrate"})
+        );
         assert_eq!(pod["metadata"]["finalizers"], json!([TRACKING_FINALIZER]));
         let (indexed, prefix) = job_pod(&job(), Some(3));
         assert_eq!(prefix, "migrate-3-");
         assert_eq!(indexed["metadata"]["annotations"][COMPLETION_INDEX], "3");
         assert_eq!(indexed["spec"]["hostname"], "migrate-3");
-        assert_eq!(indexed["spec"]["containers"][0]["env"][0]["name"], "JOB_COMPLETION_INDEX");
+        assert_eq!(
+            indexed["spec"]["containers"][0]["env"][0]["name"],
+            "JOB_COMPLETION_INDEX"
+        );
         assert_eq!(super::super::indexes::pod_index(&indexed), Some(3));
     }
 

@@ -14,7 +14,11 @@ pub(crate) struct Finish {
 
 impl Finish {
     pub(crate) fn new(type_: &str, reason: &str, message: &str) -> Self {
-        Finish { type_: type_.to_owned(), reason: reason.to_owned(), message: message.to_owned() }
+        Finish {
+            type_: type_.to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+        }
     }
 }
 
@@ -34,14 +38,25 @@ pub(crate) struct JobStatus {
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default()
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl JobStatus {
     pub(crate) fn read(job: &Value) -> Self {
         let opt = |p: &str| job.pointer(p).and_then(Value::as_str).map(str::to_owned);
         JobStatus {
-            conditions: job.pointer("/status/conditions").and_then(Value::as_array).cloned().unwrap_or_default(),
+            conditions: job
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
             start_time: opt("/status/startTime"),
             completion_time: opt("/status/completionTime"),
             active: int_at(job, "/status/active").unwrap_or(0),
@@ -86,18 +101,33 @@ impl JobStatus {
     }
 
     pub(crate) fn condition(&self, type_: &str) -> Option<&Value> {
-        self.conditions.iter().find(|c| str_at(c, "/type") == type_ && str_at(c, "/status") == "True")
+        self.conditions
+            .iter()
+            .find(|c| str_at(c, "/type") == type_ && str_at(c, "/status") == "True")
     }
 
     /// Append a True condition (`newCondition`).
     pub(crate) fn add_condition(&mut self, finish: &Finish, now: &str) {
-        self.conditions.push(json!({"type": finish.type_, "status": "True", "lastProbeTime": now,
-            "lastTransitionTime": now, "reason": finish.reason, "message": finish.message}));
+        self.conditions.push(
+            json!({"type": finish.type_, "status": "True", "lastProbeTime": now,
+            "lastTransitionTime": now, "reason": finish.reason, "message": finish.message}),
+        );
     }
 
     /// `ensureJobConditionStatus`: update the condition of `type_`, or append it when True.
-    pub(crate) fn ensure_condition(&mut self, type_: &str, status: &str, reason: &str, message: &str, now: &str) -> bool {
-        match self.conditions.iter_mut().find(|c| str_at(c, "/type") == type_) {
+    pub(crate) fn ensure_condition(
+        &mut self,
+        type_: &str,
+        status: &str,
+        reason: &str,
+        message: &str,
+        now: &str,
+    ) -> bool {
+        match self
+            .conditions
+            .iter_mut()
+            .find(|c| str_at(c, "/type") == type_)
+        {
             Some(c) if str_at(c, "/status") == status => false,
             Some(c) => {
                 *c = json!({"type": type_, "status": status, "lastProbeTime": now, "lastTransitionTime": now,
@@ -119,5 +149,7 @@ pub(crate) fn is_finished(job: &Value) -> bool {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .any(|c| matches!(str_at(c, "/type"), "Complete" | "Failed") && str_at(c, "/status") == "True")
+        .any(|c| {
+            matches!(str_at(c, "/type"), "Complete" | "Failed") && str_at(c, "/status") == "True"
+        })
 }

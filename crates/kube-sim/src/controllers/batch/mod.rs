@@ -5,9 +5,11 @@ mod cron;
 mod cronjob;
 mod indexes;
 mod job_controller;
+mod job_manage;
 mod job_pods;
 mod job_status;
 mod job_sync;
+mod job_tracking;
 #[cfg(test)]
 mod tests;
 
@@ -17,5 +19,8 @@ pub use job_controller::JobController;
 use crate::engine::Controller;
 
 pub fn controllers() -> Vec<Box<dyn Controller>> {
-    vec![Box::new(JobController::default()), Box::new(CronJobController::default())]
+    vec![
+        Box::new(JobController::default()),
+        Box::new(CronJobController),
+    ]
 }

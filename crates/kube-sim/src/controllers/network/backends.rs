@@ -21,7 +21,10 @@ pub(crate) fn selector(service: &Value) -> Option<&Map<String, Value>> {
     if str_at(service, "/spec/type") == "ExternalName" {
         return None;
     }
-    service.pointer("/spec/selector").and_then(Value::as_object).filter(|s| !s.is_empty())
+    service
+        .pointer("/spec/selector")
+        .and_then(Value::as_object)
+        .filter(|s| !s.is_empty())
 }
 
 /// Services to resync for a change: the Service itself, or those selecting a changed pod.
@@ -33,11 +36,19 @@ pub(crate) fn services_for(change: &Change, world: &World<'_>) -> Vec<ObjectKey>
     if !key.in_collection("", "pods", None) {
         return Vec::new();
     }
-    let objects: Vec<_> = std::iter::once(&change.object).chain(change.previous.as_ref()).collect();
+    let objects: Vec<_> = std::iter::once(&change.object)
+        .chain(change.previous.as_ref())
+        .collect();
     world
         .list("", "services", Some(&key.namespace))
         .iter()
-        .filter(|svc| selector(svc).is_some_and(|sel| objects.iter().any(|o| map_selector_matches(sel, &labels(o)))))
+        .filter(|svc| {
+            selector(svc).is_some_and(|sel| {
+                objects
+                    .iter()
+                    .any(|o| map_selector_matches(sel, &labels(o)))
+            })
+        })
         .map(|svc| service_key(namespace(svc), name(svc)))
         .collect()
 }
@@ -47,15 +58,24 @@ pub(crate) fn selected_pods(world: &World<'_>, service: &Value) -> Vec<Arc<Value
     let Some(sel) = selector(service) else {
         return Vec::new();
     };
-    world.list("", "pods", Some(namespace(service))).into_iter().filter(|p| map_selector_matches(sel, &labels(p))).collect()
+    world
+        .list("", "pods", Some(namespace(service)))
+        .into_iter()
+        .filter(|p| map_selector_matches(sel, &labels(p)))
+        .collect()
 }
 
 /// `ShouldPodBeInEndpoints`: not finished, has an IP, and (unless terminating pods are
 /// wanted) not being deleted.
 pub(crate) fn in_endpoints(pod: &Value, include_terminating: bool) -> bool {
     let has_ip = !str_at(pod, "/status/podIP").is_empty()
-        || pod.pointer("/status/podIPs").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
-    let deleting = pod.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null());
+        || pod
+            .pointer("/status/podIPs")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+    let deleting = pod
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null());
     !is_terminal(pod) && has_ip && (include_terminating || !deleting)
 }
 
@@ -77,7 +97,11 @@ pub(crate) struct Port {
 
 /// The Service's ports as this pod serves them; ports a pod does not name are left out.
 pub(crate) fn resolve_ports(service: &Value, pod: &Value) -> Vec<Port> {
-    let ports = service.pointer("/spec/ports").and_then(Value::as_array).cloned().unwrap_or_default();
+    let ports = service
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     ports
         .iter()
         .filter_map(|sp| {
@@ -94,18 +118,29 @@ pub(crate) fn resolve_ports(service: &Value, pod: &Value) -> Vec<Port> {
                 name: str_at(sp, "/name").to_owned(),
                 port: number,
                 protocol: protocol.to_owned(),
-                app_protocol: sp.get("appProtocol").and_then(Value::as_str).map(str::to_owned),
+                app_protocol: sp
+                    .get("appProtocol")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
             })
         })
         .collect()
 }
 
 fn find_named(pod: &Value, port_name: &str, protocol: &str) -> Option<i64> {
-    let containers = ["containers", "initContainers"]
-        .iter()
-        .flat_map(|k| pod.pointer(&format!("/spec/{k}")).and_then(Value::as_array).cloned().unwrap_or_default());
+    let containers = ["containers", "initContainers"].iter().flat_map(|k| {
+        pod.pointer(&format!("/spec/{k}"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    });
     containers
-        .flat_map(|c| c.get("ports").and_then(Value::as_array).cloned().unwrap_or_default())
+        .flat_map(|c| {
+            c.get("ports")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
         .find(|p| {
             let container_protocol = match str_at(p, "/protocol") {
                 "" => "TCP",
@@ -149,24 +184,32 @@ pub(crate) struct TriggerTracker {
 }
 
 impl TriggerTracker {
-    pub(crate) fn compute(&mut self, key: &ObjectKey, service: &Value, pods: &[Arc<Value>]) -> Option<Timestamp> {
+    pub(crate) fn compute(
+        &mut self,
+        key: &ObjectKey,
+        service: &Value,
+        pods: &[Arc<Value>],
+    ) -> Option<Timestamp> {
         let previous = self.states.get(key);
         let known = previous.is_some();
         let mut earliest: Option<Timestamp> = None;
         let mut times = HashMap::new();
         for pod in pods {
             if let Some(t) = ready_transition(pod) {
-                if previous.and_then(|(_, p)| p.get(name(pod))).is_none_or(|old| t > *old) {
+                if previous
+                    .and_then(|(_, p)| p.get(name(pod)))
+                    .is_none_or(|old| t > *old)
+                {
                     earliest = Some(earliest.map_or(t, |e| e.min(t)));
                 }
                 times.insert(name(pod).to_owned(), t);
             }
         }
         let created = parse_time(str_at(service, "/metadata/creationTimestamp"));
-        if let Some(c) = created {
-            if previous.and_then(|(s, _)| *s).is_none_or(|old| c > old) {
-                earliest = Some(earliest.map_or(c, |e| e.min(c)));
-            }
+        if let Some(c) = created
+            && previous.and_then(|(s, _)| *s).is_none_or(|old| c > old)
+        {
+            earliest = Some(earliest.map_or(c, |e| e.min(c)));
         }
         self.states.insert(key.clone(), (created, times));
         earliest.filter(|_| known)

@@ -2,8 +2,13 @@
 //! Service, ready pods under `addresses`, unready ones under `notReadyAddresses`,
 //! terminating pods left out, subsets grouped by resolved ports.
 
-use super::backends::{Port, TriggerTracker, in_endpoints, pod_ip, resolve_ports, selected_pods, selector, services_for};
-use crate::controllers::workloads::objects::{format_time, is_deleting, labels, name, namespace, str_at, uid};
+use super::backends::{
+    Port, TriggerTracker, in_endpoints, pod_ip, resolve_ports, selected_pods, selector,
+    services_for,
+};
+use crate::controllers::workloads::objects::{
+    format_time, is_deleting, labels, name, namespace, str_at, uid,
+};
 use crate::controllers::workloads::pods::is_ready;
 use crate::controllers::workloads::statefulset::identity::sorted;
 use crate::engine::{Controller, World};
@@ -35,21 +40,36 @@ fn address(service: &Value, pod: &Value) -> Value {
     if !node.is_empty() {
         a.insert("nodeName".into(), json!(node));
     }
-    a.insert("targetRef".into(), json!({"kind": "Pod", "namespace": namespace(pod), "name": name(pod), "uid": uid(pod)}));
+    a.insert(
+        "targetRef".into(),
+        json!({"kind": "Pod", "namespace": namespace(pod), "name": name(pod), "uid": uid(pod)}),
+    );
     Value::Object(a)
 }
 
 /// The subsets for a Service's pods (`RepackSubsets`: grouped by ports, sorted by IP).
 fn subsets(service: &Value, pods: &[std::sync::Arc<Value>]) -> Vec<Value> {
-    let publish = service.pointer("/spec/publishNotReadyAddresses").and_then(Value::as_bool).unwrap_or(false);
+    let publish = service
+        .pointer("/spec/publishNotReadyAddresses")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let mut groups: BTreeMap<Vec<Port>, (Vec<Value>, Vec<Value>)> = BTreeMap::new();
     for pod in pods.iter().filter(|p| in_endpoints(p, publish)) {
         let ports = resolve_ports(service, pod);
-        if ports.is_empty() && service.pointer("/spec/ports").and_then(Value::as_array).is_some_and(|p| !p.is_empty()) {
+        if ports.is_empty()
+            && service
+                .pointer("/spec/ports")
+                .and_then(Value::as_array)
+                .is_some_and(|p| !p.is_empty())
+        {
             continue;
         }
         let (ready, not_ready) = groups.entry(ports).or_default();
-        if publish || is_ready(pod) { ready.push(address(service, pod)) } else { not_ready.push(address(service, pod)) }
+        if publish || is_ready(pod) {
+            ready.push(address(service, pod))
+        } else {
+            not_ready.push(address(service, pod))
+        }
     }
     groups
         .into_iter()
@@ -65,7 +85,10 @@ fn subsets(service: &Value, pods: &[std::sync::Arc<Value>]) -> Vec<Value> {
                 subset.insert("notReadyAddresses".into(), json!(not_ready));
             }
             if !ports.is_empty() {
-                subset.insert("ports".into(), json!(ports.iter().map(Port::core_json).collect::<Vec<_>>()));
+                subset.insert(
+                    "ports".into(),
+                    json!(ports.iter().map(Port::core_json).collect::<Vec<_>>()),
+                );
             }
             Value::Object(subset)
         })
@@ -79,13 +102,22 @@ impl Controller for EndpointsController {
 
     fn keys_for(&self, change: &Change, world: &World<'_>) -> Vec<ObjectKey> {
         if change.key.in_collection("", "endpoints", None) {
-            return vec![ObjectKey::new("", "services", &change.key.namespace, &change.key.name)];
+            return vec![ObjectKey::new(
+                "",
+                "services",
+                &change.key.namespace,
+                &change.key.name,
+            )];
         }
         services_for(change, world)
     }
 
     fn resync(&self, world: &World<'_>) -> Vec<ObjectKey> {
-        world.list("", "services", None).iter().map(|s| ObjectKey::new("", "services", namespace(s), name(s))).collect()
+        world
+            .list("", "services", None)
+            .iter()
+            .map(|s| ObjectKey::new("", "services", namespace(s), name(s)))
+            .collect()
     }
 
     fn reconcile(&mut self, key: &ObjectKey, world: &mut World<'_>) {
@@ -94,7 +126,11 @@ impl Controller for EndpointsController {
         let Some(service) = service.filter(|s| selector(s).is_some()) else {
             self.triggers.forget(key);
             // The Service is gone: so are its Endpoints (a selector-less Service's are the user's).
-            if world.get(key).is_none() && world.get(&ep_key).is_some_and(|e| !str_at(&e, "/metadata/labels/endpoints.kubernetes.io~1managed-by").is_empty()) {
+            if world.get(key).is_none()
+                && world.get(&ep_key).is_some_and(|e| {
+                    !str_at(&e, "/metadata/labels/endpoints.kubernetes.io~1managed-by").is_empty()
+                })
+            {
                 let _ = world.delete(&ep_key, Default::default());
             }
             return;
@@ -115,7 +151,9 @@ impl Controller for EndpointsController {
         next["metadata"]["labels"] = Value::Object(labels);
         match subsets.is_empty() {
             true => next.as_object_mut().map(|o| o.remove("subsets")),
-            false => next.as_object_mut().map(|o| o.insert("subsets".into(), json!(subsets))),
+            false => next
+                .as_object_mut()
+                .map(|o| o.insert("subsets".into(), json!(subsets))),
         };
         if current.as_deref() == Some(&next) {
             return;

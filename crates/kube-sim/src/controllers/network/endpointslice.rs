@@ -3,8 +3,13 @@
 //! (ready, serving, terminating), grouped by the ports the pods resolve; a placeholder
 //! slice without endpoints when there are none.
 
-use super::backends::{Port, TriggerTracker, in_endpoints, pod_ip, resolve_ports, selected_pods, selector, services_for};
-use crate::controllers::workloads::objects::{NameGenerator, controller_ref, is_controlled_by, is_deleting, labels, name, namespace, str_at, uid};
+use super::backends::{
+    Port, TriggerTracker, in_endpoints, pod_ip, resolve_ports, selected_pods, selector,
+    services_for,
+};
+use crate::controllers::workloads::objects::{
+    NameGenerator, controller_ref, is_deleting, labels, name, namespace, str_at, uid,
+};
 use crate::controllers::workloads::pods::is_ready;
 use crate::controllers::workloads::statefulset::identity::sorted;
 use crate::engine::{Controller, World};
@@ -27,7 +32,10 @@ pub struct EndpointSliceController {
 
 impl Default for EndpointSliceController {
     fn default() -> Self {
-        EndpointSliceController { names: NameGenerator::new("endpointslice-controller"), triggers: TriggerTracker::default() }
+        EndpointSliceController {
+            names: NameGenerator::new("endpointslice-controller"),
+            triggers: TriggerTracker::default(),
+        }
     }
 }
 
@@ -39,7 +47,10 @@ fn slice_key(ns: &str, name: &str) -> ObjectKey {
 fn endpoint(service: &Value, pod: &Value, node: Option<&Value>) -> Value {
     let serving = is_ready(pod);
     let terminating = is_deleting(pod);
-    let publish = service.pointer("/spec/publishNotReadyAddresses").and_then(Value::as_bool).unwrap_or(false);
+    let publish = service
+        .pointer("/spec/publishNotReadyAddresses")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let mut ep = Map::new();
     ep.insert("addresses".into(), json!([pod_ip(pod)]));
     ep.insert("conditions".into(), json!({"ready": publish || (serving && !terminating), "serving": serving, "terminating": terminating}));
@@ -47,12 +58,18 @@ fn endpoint(service: &Value, pod: &Value, node: Option<&Value>) -> Value {
     if !hostname.is_empty() && str_at(pod, "/spec/subdomain") == name(service) {
         ep.insert("hostname".into(), json!(hostname));
     }
-    ep.insert("targetRef".into(), json!({"kind": "Pod", "namespace": namespace(pod), "name": name(pod), "uid": uid(pod)}));
+    ep.insert(
+        "targetRef".into(),
+        json!({"kind": "Pod", "namespace": namespace(pod), "name": name(pod), "uid": uid(pod)}),
+    );
     let node_name = str_at(pod, "/spec/nodeName");
     if !node_name.is_empty() {
         ep.insert("nodeName".into(), json!(node_name));
     }
-    if let Some(zone) = node.map(|n| str_at(n, "/metadata/labels/topology.kubernetes.io~1zone")).filter(|z| !z.is_empty()) {
+    if let Some(zone) = node
+        .map(|n| str_at(n, "/metadata/labels/topology.kubernetes.io~1zone"))
+        .filter(|z| !z.is_empty())
+    {
         ep.insert("zone".into(), json!(zone));
     }
     Value::Object(ep)
@@ -75,17 +92,28 @@ impl EndpointSliceController {
         let existing: Vec<Arc<Value>> = world
             .list("discovery.k8s.io", "endpointslices", Some(&key.namespace))
             .into_iter()
-            .filter(|s| str_at(s, "/metadata/labels/kubernetes.io~1service-name") == key.name && str_at(s, "/metadata/labels/endpointslice.kubernetes.io~1managed-by") == CONTROLLER)
+            .filter(|s| {
+                str_at(s, "/metadata/labels/kubernetes.io~1service-name") == key.name
+                    && str_at(
+                        s,
+                        "/metadata/labels/endpointslice.kubernetes.io~1managed-by",
+                    ) == CONTROLLER
+            })
             .collect();
-        let service = world.get(key).filter(|s| !is_deleting(s) && selector(s).is_some());
-        let Some(service) = service else {
-            // Stands in for the garbage collector, which removes slices the Service owned.
+        let Some(service) = world.get(key) else {
+            // Stands in for the garbage collector, which removes the slices of a deleted Service.
             self.triggers.forget(key);
-            for slice in existing.iter().filter(|s| world.get(key).is_none_or(|svc| is_controlled_by(s, &svc))) {
-                let _ = world.delete(&slice_key(namespace(slice), name(slice)), Default::default());
+            for slice in &existing {
+                let _ = world.delete(
+                    &slice_key(namespace(slice), name(slice)),
+                    Default::default(),
+                );
             }
             return;
         };
+        if is_deleting(&service) || selector(&service).is_none() {
+            return;
+        }
         let pods = selected_pods(world, &service);
         let trigger = self.triggers.compute(key, &service, &pods);
         let nodes = world.list("", "nodes", None);
@@ -94,21 +122,33 @@ impl EndpointSliceController {
         let mut sorted_pods: Vec<_> = pods.iter().filter(|p| in_endpoints(p, true)).collect();
         sorted_pods.sort_by(|a, b| name(a).cmp(name(b)));
         for pod in sorted_pods {
-            let node = nodes.iter().find(|n| name(n) == str_at(pod, "/spec/nodeName")).map(|n| &**n);
-            groups.entry(resolve_ports(&service, pod)).or_default().push(endpoint(&service, pod, node));
+            let node = nodes
+                .iter()
+                .find(|n| name(n) == str_at(pod, "/spec/nodeName"))
+                .map(|n| &**n);
+            groups
+                .entry(resolve_ports(&service, pod))
+                .or_default()
+                .push(endpoint(&service, pod, node));
         }
         let labels = slice_labels(&service);
         let mut unused: Vec<&Arc<Value>> = existing.iter().collect();
         let mut wanted: Vec<(Value, Value)> = groups
             .into_iter()
-            .map(|(ports, eps)| (json!(ports.iter().map(Port::slice_json).collect::<Vec<_>>()), json!(eps)))
+            .map(|(ports, eps)| {
+                (
+                    json!(ports.iter().map(Port::slice_json).collect::<Vec<_>>()),
+                    json!(eps),
+                )
+            })
             .collect();
         let placeholder = wanted.is_empty();
         if placeholder {
             wanted.push((Value::Null, Value::Null));
         }
         for (ports, endpoints) in wanted {
-            let same_ports = |s: &&Arc<Value>| s.get("ports").cloned().unwrap_or(Value::Null) == ports;
+            let same_ports =
+                |s: &&Arc<Value>| s.get("ports").cloned().unwrap_or(Value::Null) == ports;
             match unused.iter().position(same_ports) {
                 Some(i) => {
                     let slice = unused.remove(i);
@@ -117,7 +157,8 @@ impl EndpointSliceController {
                     next["metadata"]["labels"] = Value::Object(labels.clone());
                     if next != **slice {
                         if let Some(t) = trigger {
-                            next["metadata"]["annotations"][TRIGGER] = json!(crate::controllers::workloads::objects::format_time(t));
+                            next["metadata"]["annotations"][TRIGGER] =
+                                json!(crate::controllers::workloads::objects::format_time(t));
                         }
                         let _ = world.update(&slice_key(namespace(slice), name(slice)), next);
                     }
@@ -136,7 +177,10 @@ impl EndpointSliceController {
             }
         }
         for slice in unused {
-            let _ = world.delete(&slice_key(namespace(slice), name(slice)), Default::default());
+            let _ = world.delete(
+                &slice_key(namespace(slice), name(slice)),
+                Default::default(),
+            );
         }
     }
 }
@@ -147,11 +191,25 @@ impl Controller for EndpointSliceController {
     }
 
     fn keys_for(&self, change: &Change, world: &World<'_>) -> Vec<ObjectKey> {
-        if change.key.in_collection("discovery.k8s.io", "endpointslices", None) {
-            let service = str_at(&change.object, "/metadata/labels/kubernetes.io~1service-name");
-            let managed = str_at(&change.object, "/metadata/labels/endpointslice.kubernetes.io~1managed-by") == CONTROLLER;
+        if change
+            .key
+            .in_collection("discovery.k8s.io", "endpointslices", None)
+        {
+            let service = str_at(
+                &change.object,
+                "/metadata/labels/kubernetes.io~1service-name",
+            );
+            let managed = str_at(
+                &change.object,
+                "/metadata/labels/endpointslice.kubernetes.io~1managed-by",
+            ) == CONTROLLER;
             return if managed && !service.is_empty() {
-                vec![ObjectKey::new("", "services", &change.key.namespace, service)]
+                vec![ObjectKey::new(
+                    "",
+                    "services",
+                    &change.key.namespace,
+                    service,
+                )]
             } else {
                 Vec::new()
             };
@@ -160,7 +218,11 @@ impl Controller for EndpointSliceController {
     }
 
     fn resync(&self, world: &World<'_>) -> Vec<ObjectKey> {
-        world.list("", "services", None).iter().map(|s| ObjectKey::new("", "services", namespace(s), name(s))).collect()
+        world
+            .list("", "services", None)
+            .iter()
+            .map(|s| ObjectKey::new("", "services", namespace(s), name(s)))
+            .collect()
     }
 
     fn reconcile(&mut self, key: &ObjectKey, world: &mut World<'_>) {

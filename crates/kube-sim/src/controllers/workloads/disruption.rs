@@ -2,7 +2,9 @@
 //! healthy, how many must stay, how many may be disrupted) and its DisruptionAllowed
 //! condition (`pkg/controller/disruption`).
 
-use super::objects::{controller_of, scaled, int_at, is_deleting, labels, name, namespace, set_condition, str_at};
+use super::objects::{
+    controller_of, int_at, is_deleting, labels, name, namespace, scaled, set_condition, str_at,
+};
 use super::pods::is_ready;
 use super::selectors::selector_matches;
 use crate::engine::{Controller, World};
@@ -21,7 +23,15 @@ fn pdb_key(pdb: &Value) -> ObjectKey {
 }
 
 fn event(world: &mut World<'_>, pdb: &Value, type_: &str, reason: &str, message: String) {
-    world.event(EventSpec { involved: pdb, field_path: None, type_, reason, message, component: Some("controllermanager"), host: None });
+    world.event(EventSpec {
+        involved: pdb,
+        field_path: None,
+        type_,
+        reason,
+        message,
+        component: Some("controllermanager"),
+        host: None,
+    });
 }
 
 /// The replicas a pod's controller wants, following a ReplicaSet up to its Deployment.
@@ -29,7 +39,8 @@ fn event(world: &mut World<'_>, pdb: &Value, type_: &str, reason: &str, message:
 fn controller_scale(world: &World<'_>, pod: &Value) -> Option<Result<(String, i64), String>> {
     let owner = controller_of(pod)?;
     let ns = namespace(pod);
-    let found = |group: &str, plural: &str, n: &str| world.get(&ObjectKey::new(group, plural, ns, n));
+    let found =
+        |group: &str, plural: &str, n: &str| world.get(&ObjectKey::new(group, plural, ns, n));
     let replicas = |o: &Value| int_at(o, "/spec/replicas").unwrap_or(1);
     let not_found = || format!("found no controllers for pod {:?}", name(pod));
     let result = match str_at(owner, "/kind") {
@@ -42,10 +53,12 @@ fn controller_scale(world: &World<'_>, pod: &Value) -> Option<Result<(String, i6
             },
             None => Err(not_found()),
         },
-        "StatefulSet" => found("apps", "statefulsets", str_at(owner, "/name")).map(|s| (super::objects::uid(&s).to_owned(), replicas(&s))).ok_or_else(not_found),
-        "ReplicationController" => {
-            found("", "replicationcontrollers", str_at(owner, "/name")).map(|s| (super::objects::uid(&s).to_owned(), replicas(&s))).ok_or_else(not_found)
-        }
+        "StatefulSet" => found("apps", "statefulsets", str_at(owner, "/name"))
+            .map(|s| (super::objects::uid(&s).to_owned(), replicas(&s)))
+            .ok_or_else(not_found),
+        "ReplicationController" => found("", "replicationcontrollers", str_at(owner, "/name"))
+            .map(|s| (super::objects::uid(&s).to_owned(), replicas(&s)))
+            .ok_or_else(not_found),
         _ => Err(not_found()),
     };
     Some(result)
@@ -89,21 +102,34 @@ impl Controller for DisruptionController {
             return vec![key.clone()];
         }
         let pod = key.in_collection("", "pods", None);
-        let scalable = ["deployments", "replicasets", "statefulsets"].iter().any(|p| key.in_collection("apps", p, None));
+        let scalable = ["deployments", "replicasets", "statefulsets"]
+            .iter()
+            .any(|p| key.in_collection("apps", p, None));
         if !pod && !scalable {
             return Vec::new();
         }
-        let objects: Vec<_> = std::iter::once(&change.object).chain(change.previous.as_ref()).collect();
+        let objects: Vec<_> = std::iter::once(&change.object)
+            .chain(change.previous.as_ref())
+            .collect();
         world
             .list("policy", "poddisruptionbudgets", Some(&key.namespace))
             .iter()
-            .filter(|pdb| scalable || objects.iter().any(|o| selector_matches(pdb.pointer("/spec/selector"), &labels(o))))
+            .filter(|pdb| {
+                scalable
+                    || objects
+                        .iter()
+                        .any(|o| selector_matches(pdb.pointer("/spec/selector"), &labels(o)))
+            })
             .map(|pdb| pdb_key(pdb))
             .collect()
     }
 
     fn resync(&self, world: &World<'_>) -> Vec<ObjectKey> {
-        world.list("policy", "poddisruptionbudgets", None).iter().map(|p| pdb_key(p)).collect()
+        world
+            .list("policy", "poddisruptionbudgets", None)
+            .iter()
+            .map(|p| pdb_key(p))
+            .collect()
     }
 
     fn reconcile(&mut self, key: &ObjectKey, world: &mut World<'_>) {
@@ -116,16 +142,37 @@ impl Controller for DisruptionController {
             .filter(|p| selector_matches(pdb.pointer("/spec/selector"), &labels(p)))
             .collect();
         if pods.is_empty() {
-            event(world, &pdb, "Normal", "NoPods", "No matching pods found".into());
+            event(
+                world,
+                &pdb,
+                "Normal",
+                "NoPods",
+                "No matching pods found".into(),
+            );
         }
         let generation = int_at(&pdb, "/metadata/generation").unwrap_or(1);
-        let mut status = pdb.get("status").and_then(Value::as_object).cloned().unwrap_or_default();
-        let mut conditions = status.get("conditions").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut status = pdb
+            .get("status")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut conditions = status
+            .get("conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let now = world.timestamp();
         let condition = match expected(world, &pdb, &pods) {
             Ok((expected, desired)) => {
-                let healthy = pods.iter().filter(|p| !is_deleting(p) && is_ready(p)).count() as i64;
-                let allowed = if expected <= 0 { 0 } else { (healthy - desired).max(0) };
+                let healthy = pods
+                    .iter()
+                    .filter(|p| !is_deleting(p) && is_ready(p))
+                    .count() as i64;
+                let allowed = if expected <= 0 {
+                    0
+                } else {
+                    (healthy - desired).max(0)
+                };
                 let mut s = Map::new();
                 s.insert("observedGeneration".into(), json!(generation));
                 if let Some(d) = status.get("disruptedPods") {
@@ -136,13 +183,26 @@ impl Controller for DisruptionController {
                 s.insert("desiredHealthy".into(), json!(desired));
                 s.insert("expectedPods".into(), json!(expected));
                 status = s;
-                let (state, reason) = if allowed > 0 { ("True", "SufficientPods") } else { ("False", "InsufficientPods") };
+                let (state, reason) = if allowed > 0 {
+                    ("True", "SufficientPods")
+                } else {
+                    ("False", "InsufficientPods")
+                };
                 json!({"type": "DisruptionAllowed", "status": state, "observedGeneration": generation, "reason": reason, "message": ""})
             }
             Err(error) => {
-                event(world, &pdb, "Warning", "CalculateExpectedPodCountFailed", format!("Failed to calculate the number of expected pods: {error}"));
+                event(
+                    world,
+                    &pdb,
+                    "Warning",
+                    "CalculateExpectedPodCountFailed",
+                    format!("Failed to calculate the number of expected pods: {error}"),
+                );
                 status.insert("disruptionsAllowed".into(), json!(0));
-                let observed = status.get("observedGeneration").cloned().unwrap_or(json!(0));
+                let observed = status
+                    .get("observedGeneration")
+                    .cloned()
+                    .unwrap_or(json!(0));
                 json!({"type": "DisruptionAllowed", "status": "False", "observedGeneration": observed, "reason": "SyncFailed", "message": error})
             }
         };
@@ -152,7 +212,14 @@ impl Controller for DisruptionController {
             .into_iter()
             .map(|c| {
                 let mut ordered = Map::new();
-                for k in ["type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"] {
+                for k in [
+                    "type",
+                    "status",
+                    "observedGeneration",
+                    "lastTransitionTime",
+                    "reason",
+                    "message",
+                ] {
                     if let Some(v) = c.get(k) {
                         ordered.insert(k.into(), v.clone());
                     }

@@ -1,7 +1,9 @@
 //! ControllerRevisions (`pkg/controller/history`): the template snapshots StatefulSets and
 //! DaemonSets keep, named `<owner>-<hash>`, numbered, and reused when a template returns.
 
-use super::objects::{controller_ref, fnv32, fnv32a, int_at, is_controlled_by, name, namespace, safe_encode, str_at};
+use super::objects::{
+    controller_ref, fnv32, fnv32a, int_at, is_controlled_by, name, namespace, safe_encode, str_at,
+};
 use crate::engine::{World, WriteError};
 use crate::store::{ObjectKey, StoreError};
 use serde_json::{Value, json};
@@ -21,7 +23,11 @@ pub(crate) enum HashStyle {
 
 impl HashStyle {
     fn hash(self, owner: &Value, data: &Value, collision_count: i64) -> String {
-        let probe = if collision_count > 0 { collision_count.to_string() } else { String::new() };
+        let probe = if collision_count > 0 {
+            collision_count.to_string()
+        } else {
+            String::new()
+        };
         let hashed = match self {
             HashStyle::StatefulSet => fnv32(format!("{data}{probe}").as_bytes()),
             HashStyle::DaemonSet => {
@@ -49,7 +55,10 @@ pub(crate) fn revision_data(owner: &Value) -> Value {
 
 /// The pod template a revision holds (to build pods of an older revision).
 pub(crate) fn revision_template(revision: &Value) -> Value {
-    let mut template = revision.pointer("/data/spec/template").cloned().unwrap_or_else(|| json!({}));
+    let mut template = revision
+        .pointer("/data/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     if let Some(t) = template.as_object_mut() {
         t.remove("$patch");
     }
@@ -67,7 +76,11 @@ pub(crate) fn owned_revisions(world: &World<'_>, owner: &Value) -> Vec<Arc<Value
         .into_iter()
         .filter(|r| is_controlled_by(r, owner))
         .collect();
-    revisions.sort_by(|a, b| revision_number(a).cmp(&revision_number(b)).then_with(|| name(a).cmp(name(b))));
+    revisions.sort_by(|a, b| {
+        revision_number(a)
+            .cmp(&revision_number(b))
+            .then_with(|| name(a).cmp(name(b)))
+    });
     revisions
 }
 
@@ -82,8 +95,15 @@ pub(crate) fn sync_update_revision(
     let data = revision_data(owner);
     let mut collision_count = int_at(owner, "/status/collisionCount").unwrap_or(0);
     let next = revisions.last().map_or(0, |r| revision_number(r)) + 1;
-    if let Some(equal) = revisions.iter().rev().find(|r| r.get("data") == Some(&data)) {
-        if revisions.last().is_some_and(|last| name(last) == name(equal)) {
+    if let Some(equal) = revisions
+        .iter()
+        .rev()
+        .find(|r| r.get("data") == Some(&data))
+    {
+        if revisions
+            .last()
+            .is_some_and(|last| name(last) == name(equal))
+        {
             return Ok((equal.clone(), collision_count));
         }
         // A rollback to an earlier template: that revision becomes the newest.
@@ -95,11 +115,17 @@ pub(crate) fn sync_update_revision(
     loop {
         let hash = style.hash(owner, &data, collision_count);
         let rev_name = format!("{}-{hash}", name(owner));
-        let mut labels = owner.pointer("/spec/template/metadata/labels").cloned().unwrap_or_else(|| json!({}));
+        let mut labels = owner
+            .pointer("/spec/template/metadata/labels")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         labels[REVISION_HASH_LABEL] = json!(hash);
         let mut metadata = json!({"name": rev_name, "namespace": namespace(owner), "labels": labels,
                                   "ownerReferences": [controller_ref(owner)]});
-        if let Some(annotations) = owner.pointer("/metadata/annotations").filter(|a| a.as_object().is_some_and(|m| !m.is_empty())) {
+        if let Some(annotations) = owner
+            .pointer("/metadata/annotations")
+            .filter(|a| a.as_object().is_some_and(|m| !m.is_empty()))
+        {
             metadata["annotations"] = annotations.clone();
         }
         let revision = json!({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": metadata,
@@ -119,9 +145,19 @@ pub(crate) fn sync_update_revision(
 }
 
 /// Delete revisions beyond `limit` that no pod, current or update revision still uses.
-pub(crate) fn truncate_history(world: &mut World<'_>, revisions: &[Arc<Value>], live: &[&str], limit: i64) {
-    let history: Vec<_> = revisions.iter().filter(|r| !live.contains(&name(r))).collect();
-    let excess = history.len().saturating_sub(usize::try_from(limit).unwrap_or(0));
+pub(crate) fn truncate_history(
+    world: &mut World<'_>,
+    revisions: &[Arc<Value>],
+    live: &[&str],
+    limit: i64,
+) {
+    let history: Vec<_> = revisions
+        .iter()
+        .filter(|r| !live.contains(&name(r)))
+        .collect();
+    let excess = history
+        .len()
+        .saturating_sub(usize::try_from(limit).unwrap_or(0));
     for old in history.into_iter().take(excess) {
         let _ = world.delete(&revision_key(namespace(old), name(old)), Default::default());
     }
@@ -142,7 +178,10 @@ mod tests {
             "spec": {"containers": [{"name": "db", "image": "postgres:16"}]}}}});
         let data = revision_data(&sts);
         assert_eq!(data["spec"]["template"]["$patch"], "replace");
-        assert_eq!(revision_template(&json!({"data": data})), sts["spec"]["template"]);
+        assert_eq!(
+            revision_template(&json!({"data": data})),
+            sts["spec"]["template"]
+        );
         let a = HashStyle::StatefulSet.hash(&sts, &data, 0);
         assert_ne!(a, HashStyle::StatefulSet.hash(&sts, &data, 1));
         assert_ne!(a, HashStyle::DaemonSet.hash(&sts, &data, 0));

@@ -8,7 +8,9 @@ use serde_json::{Map, Value, json};
 
 /// The string at a JSON pointer, or "".
 pub(crate) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// The integer at a JSON pointer (numbers, or strings holding numbers as some clients send).
@@ -33,12 +35,16 @@ pub(crate) fn uid(v: &Value) -> &str {
 }
 
 pub(crate) fn is_deleting(v: &Value) -> bool {
-    v.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+    v.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
 }
 
 /// `metadata.labels` as a map (empty when absent).
 pub(crate) fn labels(v: &Value) -> Map<String, Value> {
-    v.pointer("/metadata/labels").and_then(Value::as_object).cloned().unwrap_or_default()
+    v.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The ownerReference a controller writes on what it creates (`metav1.NewControllerRef`).
@@ -68,9 +74,15 @@ pub(crate) fn is_controlled_by(v: &Value, owner: &Value) -> bool {
 
 /// The key of the object of `kind` that controls `object` (same namespace), for routing a
 /// child's change to its owner's controller.
-pub(crate) fn owner_key(object: &Value, kind: &str, group: &str, plural: &str) -> Option<ObjectKey> {
+pub(crate) fn owner_key(
+    object: &Value,
+    kind: &str,
+    group: &str,
+    plural: &str,
+) -> Option<ObjectKey> {
     let owner = controller_of(object)?;
-    (str_at(owner, "/kind") == kind).then(|| ObjectKey::new(group, plural, namespace(object), str_at(owner, "/name")))
+    (str_at(owner, "/kind") == kind)
+        .then(|| ObjectKey::new(group, plural, namespace(object), str_at(owner, "/name")))
 }
 
 /// The alphabet of `k8s.io/apimachinery/pkg/util/rand`: no vowels, no confusable digits.
@@ -78,17 +90,23 @@ const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// `rand.SafeEncodeString`: how hashes become name-safe strings.
 pub(crate) fn safe_encode(s: &str) -> String {
-    s.bytes().map(|b| ALPHANUMS[usize::from(b) % ALPHANUMS.len()] as char).collect()
+    s.bytes()
+        .map(|b| ALPHANUMS[usize::from(b) % ALPHANUMS.len()] as char)
+        .collect()
 }
 
 /// FNV-1 32-bit, as `hash/fnv.New32` (ControllerRevision names).
 pub(crate) fn fnv32(data: &[u8]) -> u32 {
-    data.iter().fold(0x811c_9dc5_u32, |h, b| h.wrapping_mul(0x0100_0193) ^ u32::from(*b))
+    data.iter().fold(0x811c_9dc5_u32, |h, b| {
+        h.wrapping_mul(0x0100_0193) ^ u32::from(*b)
+    })
 }
 
 /// FNV-1a 32-bit, as `hash/fnv.New32a` (`controller.ComputeHash`).
 pub(crate) fn fnv32a(data: &[u8]) -> u32 {
-    data.iter().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
+    data.iter().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// Deterministic stand-in for the API server's `generateName` suffix (five characters of
@@ -100,7 +118,9 @@ pub(crate) struct NameGenerator {
 
 impl NameGenerator {
     pub(crate) fn new(seed: &str) -> Self {
-        NameGenerator { state: u64::from(fnv32a(seed.as_bytes())) << 16 | 0x5eed }
+        NameGenerator {
+            state: u64::from(fnv32a(seed.as_bytes())) << 16 | 0x5eed,
+        }
     }
 
     /// `prefix` + five random characters (`prefix` usually ends with `-`).
@@ -126,7 +146,10 @@ pub(crate) fn parse_time(s: &str) -> Option<Timestamp> {
 
 /// A `metav1.Time` for a timestamp (whole seconds).
 pub(crate) fn format_time(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second()).unwrap_or(t).strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    Timestamp::from_second(t.as_second())
+        .unwrap_or(t)
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// Set a condition of `type_` in a `status.conditions` list, keeping its
@@ -138,7 +161,10 @@ pub(crate) fn set_condition(conditions: &mut Vec<Value>, mut condition: Value, n
         Some(existing) => {
             let same_status = str_at(existing, "/status") == str_at(&condition, "/status");
             condition["lastTransitionTime"] = if same_status {
-                existing.get("lastTransitionTime").cloned().unwrap_or_else(|| json!(now))
+                existing
+                    .get("lastTransitionTime")
+                    .cloned()
+                    .unwrap_or_else(|| json!(now))
             } else {
                 json!(now)
             };

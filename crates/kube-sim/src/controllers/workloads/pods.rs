@@ -1,7 +1,10 @@
 //! Pods as controllers see them: phase and readiness predicates (`podutil`), pods made
 //! from a template with a generated name, and deletion with the pod's own grace period.
 
-use super::objects::{NameGenerator, controller_ref, int_at, is_controlled_by, is_deleting, namespace, parse_time, str_at};
+use super::objects::{
+    NameGenerator, controller_ref, int_at, is_controlled_by, is_deleting, namespace, parse_time,
+    str_at,
+};
 use crate::engine::{World, WriteError};
 use crate::store::{DeleteOptions, ObjectKey, StoreError};
 use jiff::Timestamp;
@@ -32,7 +35,10 @@ pub(crate) fn is_active(pod: &Value) -> bool {
 }
 
 fn ready_condition(pod: &Value) -> Option<&Value> {
-    pod.pointer("/status/conditions")?.as_array()?.iter().find(|c| str_at(c, "/type") == "Ready")
+    pod.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| str_at(c, "/type") == "Ready")
 }
 
 /// The Ready condition is True (`podutil.IsPodReady`).
@@ -47,7 +53,11 @@ pub(crate) fn ready_transition(pod: &Value) -> Option<Timestamp> {
 
 /// How long until a ready pod counts as available after `min_ready_seconds`: `Some(0)` when
 /// it is available now, `None` when it is not ready at all (`podutil.IsPodAvailable`).
-pub(crate) fn available_in(pod: &Value, min_ready_seconds: i64, now: Timestamp) -> Option<Duration> {
+pub(crate) fn available_in(
+    pod: &Value,
+    min_ready_seconds: i64,
+    now: Timestamp,
+) -> Option<Duration> {
     if !is_ready(pod) {
         return None;
     }
@@ -58,7 +68,9 @@ pub(crate) fn available_in(pod: &Value, min_ready_seconds: i64, now: Timestamp) 
         return Some(Duration::ZERO);
     };
     let due = since.as_second() + min_ready_seconds;
-    Some(Duration::from_secs(u64::try_from(due - now.as_second()).unwrap_or(0)))
+    Some(Duration::from_secs(
+        u64::try_from(due - now.as_second()).unwrap_or(0),
+    ))
 }
 
 pub(crate) fn is_available(pod: &Value, min_ready_seconds: i64, now: Timestamp) -> bool {
@@ -78,10 +90,16 @@ pub(crate) fn owned_pods(world: &World<'_>, owner: &Value) -> Vec<Arc<Value>> {
 /// template's labels, annotations, finalizers and spec, `generateName` `<owner>-`.
 pub(crate) fn pod_from_template(template: &Value, owner: &Value) -> Value {
     let mut metadata = serde_json::Map::new();
-    metadata.insert("generateName".into(), json!(format!("{}-", super::objects::name(owner))));
+    metadata.insert(
+        "generateName".into(),
+        json!(format!("{}-", super::objects::name(owner))),
+    );
     metadata.insert("namespace".into(), json!(namespace(owner)));
     for field in ["labels", "annotations", "finalizers"] {
-        if let Some(v) = template.pointer(&format!("/metadata/{field}")).filter(|v| !v.is_null()) {
+        if let Some(v) = template
+            .pointer(&format!("/metadata/{field}"))
+            .filter(|v| !v.is_null())
+        {
             metadata.insert(field.into(), v.clone());
         }
     }
@@ -112,7 +130,9 @@ pub(crate) fn create_generated(
             other => return other,
         }
     }
-    Err(WriteError::Store(StoreError::AlreadyExists(last.unwrap_or_default())))
+    Err(WriteError::Store(StoreError::AlreadyExists(
+        last.unwrap_or_default(),
+    )))
 }
 
 /// Delete a pod as a controller's DELETE without options does: the pod's own
@@ -120,7 +140,12 @@ pub(crate) fn create_generated(
 pub(crate) fn delete_pod(world: &mut World<'_>, pod: &Value) -> Result<Arc<Value>, WriteError> {
     let grace = int_at(pod, "/spec/terminationGracePeriodSeconds").unwrap_or(30);
     let key = pod_key(namespace(pod), super::objects::name(pod));
-    world.delete(&key, DeleteOptions { grace_period_seconds: Some(grace) })
+    world.delete(
+        &key,
+        DeleteOptions {
+            grace_period_seconds: Some(grace),
+        },
+    )
 }
 
 #[cfg(test)]
@@ -138,9 +163,14 @@ mod tests {
         assert!(is_ready(&ready) && is_active(&ready));
         assert!(is_available(&ready, 0, now) && is_available(&ready, 10, now));
         assert_eq!(available_in(&ready, 15, now), Some(Duration::from_secs(5)));
-        assert_eq!(available_in(&pod("False", "2026-01-01T00:00:20Z"), 0, now), None);
+        assert_eq!(
+            available_in(&pod("False", "2026-01-01T00:00:20Z"), 0, now),
+            None
+        );
         assert_eq!(phase(&json!({"status": {}})), "Pending");
         assert!(is_terminal(&json!({"status": {"phase": "Failed"}})));
-        assert!(!is_active(&json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}})));
+        assert!(!is_active(
+            &json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}})
+        ));
     }
 }

@@ -16,13 +16,23 @@ pub(crate) fn selector_matches(selector: Option<&Value>, labels: &Map<String, Va
         .flatten()
         .all(|(k, v)| labels.get(k).and_then(Value::as_str) == v.as_str());
     let expressions = selector.get("matchExpressions").and_then(Value::as_array);
-    labels_ok && expressions.into_iter().flatten().all(|e| expression_matches(e, |k| label(labels, k)))
+    labels_ok
+        && expressions
+            .into_iter()
+            .flatten()
+            .all(|e| expression_matches(e, |k| label(labels, k)))
 }
 
 /// Whether a Service-style selector (a plain map) selects `labels`; an empty map selects
 /// nothing, as the endpoints controllers treat a Service without selector.
-pub(crate) fn map_selector_matches(selector: &Map<String, Value>, labels: &Map<String, Value>) -> bool {
-    !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k).and_then(Value::as_str) == v.as_str())
+pub(crate) fn map_selector_matches(
+    selector: &Map<String, Value>,
+    labels: &Map<String, Value>,
+) -> bool {
+    !selector.is_empty()
+        && selector
+            .iter()
+            .all(|(k, v)| labels.get(k).and_then(Value::as_str) == v.as_str())
 }
 
 fn label<'a>(labels: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
@@ -44,8 +54,12 @@ fn expression_matches<'a>(expr: &Value, lookup: impl Fn(&str) -> Option<&'a str>
         "NotIn" => value.is_none_or(|v| !values.contains(&v)),
         "Exists" => value.is_some(),
         "DoesNotExist" => value.is_none(),
-        "Gt" => matches!((value.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a > b),
-        "Lt" => matches!((value.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a < b),
+        "Gt" => {
+            matches!((value.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a > b)
+        }
+        "Lt" => {
+            matches!((value.and_then(number), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a < b)
+        }
         _ => false,
     }
 }
@@ -64,7 +78,9 @@ pub(crate) fn node_fits(pod_spec: &Value, node: &Value) -> bool {
         .and_then(Value::as_array);
     let affinity_ok = match terms {
         // Terms are ORed; a term's requirements are ANDed; an empty term matches nothing.
-        Some(terms) => terms.iter().any(|term| term_matches(term, node, &node_labels)),
+        Some(terms) => terms
+            .iter()
+            .any(|term| term_matches(term, node, &node_labels)),
         None => true,
     };
     selector_ok && affinity_ok
@@ -76,7 +92,10 @@ fn term_matches(term: &Value, node: &Value, node_labels: &Map<String, Value>) ->
     if exprs.is_none_or(Vec::is_empty) && fields.is_none_or(Vec::is_empty) {
         return false;
     }
-    exprs.into_iter().flatten().all(|e| expression_matches(e, |k| label(node_labels, k)))
+    exprs
+        .into_iter()
+        .flatten()
+        .all(|e| expression_matches(e, |k| label(node_labels, k)))
         && fields
             .into_iter()
             .flatten()
@@ -102,12 +121,18 @@ pub(crate) fn tolerates(tolerations: &[Value], taint: &Value) -> bool {
 }
 
 /// The node's taints with one of `effects` that `tolerations` do not tolerate.
-pub(crate) fn untolerated_taints<'a>(node: &'a Value, tolerations: &[Value], effects: &[&str]) -> Vec<&'a Value> {
+pub(crate) fn untolerated_taints<'a>(
+    node: &'a Value,
+    tolerations: &[Value],
+    effects: &[&str],
+) -> Vec<&'a Value> {
     node.pointer("/spec/taints")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|taint| effects.contains(&str_at(taint, "/effect")) && !tolerates(tolerations, taint))
+        .filter(|taint| {
+            effects.contains(&str_at(taint, "/effect")) && !tolerates(tolerations, taint)
+        })
         .collect()
 }
 
@@ -119,7 +144,11 @@ mod tests {
     #[track_caller]
     fn case(selector: Value, labels: Value, want: bool) {
         let labels = labels.as_object().cloned().unwrap_or_default();
-        assert_eq!(selector_matches(Some(&selector), &labels), want, "{selector} vs {labels:?}");
+        assert_eq!(
+            selector_matches(Some(&selector), &labels),
+            want,
+            "{selector} vs {labels:?}"
+        );
     }
 
     #[test]
@@ -128,10 +157,26 @@ mod tests {
         case(json!({}), web.clone(), true);
         case(json!({"matchLabels": {"app": "web"}}), web.clone(), true);
         case(json!({"matchLabels": {"app": "db"}}), web.clone(), false);
-        case(json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["frontend", "edge"]}]}), web.clone(), true);
-        case(json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["frontend"]}]}), web.clone(), false);
-        case(json!({"matchExpressions": [{"key": "canary", "operator": "DoesNotExist"}]}), web.clone(), true);
-        case(json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "canary", "operator": "Exists"}]}), web, false);
+        case(
+            json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["frontend", "edge"]}]}),
+            web.clone(),
+            true,
+        );
+        case(
+            json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["frontend"]}]}),
+            web.clone(),
+            false,
+        );
+        case(
+            json!({"matchExpressions": [{"key": "canary", "operator": "DoesNotExist"}]}),
+            web.clone(),
+            true,
+        );
+        case(
+            json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "canary", "operator": "Exists"}]}),
+            web,
+            false,
+        );
         assert!(!selector_matches(None, &Map::new()));
     }
 
@@ -139,16 +184,34 @@ mod tests {
     fn nodes_fit_by_selector_affinity_fields_and_taints() {
         let node = json!({"metadata": {"name": "sim-node-2", "labels": {"disktype": "ssd", "kubernetes.io/hostname": "sim-node-2"}},
             "spec": {"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]}});
-        assert!(node_fits(&json!({"nodeSelector": {"disktype": "ssd"}}), &node));
-        assert!(!node_fits(&json!({"nodeSelector": {"disktype": "hdd"}}), &node));
-        let pinned = |n: &str| json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}]}}}});
+        assert!(node_fits(
+            &json!({"nodeSelector": {"disktype": "ssd"}}),
+            &node
+        ));
+        assert!(!node_fits(
+            &json!({"nodeSelector": {"disktype": "hdd"}}),
+            &node
+        ));
+        let pinned = |n: &str| {
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}]}}}})
+        };
         assert!(node_fits(&pinned("sim-node-2"), &node));
         assert!(!node_fits(&pinned("sim-node-1"), &node));
         assert_eq!(untolerated_taints(&node, &[], &["NoSchedule"]).len(), 1);
         let tolerate_cp = json!({"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"});
         assert!(untolerated_taints(&node, &[tolerate_cp], &["NoSchedule"]).is_empty());
-        assert!(untolerated_taints(&node, &[json!({"operator": "Exists"})], &["NoSchedule"]).is_empty());
-        assert_eq!(untolerated_taints(&node, &[json!({"key": "other", "operator": "Exists"})], &["NoSchedule"]).len(), 1);
+        assert!(
+            untolerated_taints(&node, &[json!({"operator": "Exists"})], &["NoSchedule"]).is_empty()
+        );
+        assert_eq!(
+            untolerated_taints(
+                &node,
+                &[json!({"key": "other", "operator": "Exists"})],
+                &["NoSchedule"]
+            )
+            .len(),
+            1
+        );
     }
 }

@@ -71,23 +71,31 @@ pub fn key(plural: &str, name: &str) -> ObjectKey {
 }
 
 pub fn get_pod(sim: &Sim, name: &str) -> Value {
-    sim.get("v1", "Pod", NS, name).unwrap_or_else(|| panic!("pod {name} exists"))
+    sim.get("v1", "Pod", NS, name)
+        .unwrap_or_else(|| panic!("pod {name} exists"))
 }
 
 pub fn uid(sim: &Sim, name: &str) -> String {
-    get_pod(sim, name)["metadata"]["uid"].as_str().expect("uid").to_owned()
+    get_pod(sim, name)["metadata"]["uid"]
+        .as_str()
+        .expect("uid")
+        .to_owned()
 }
 
 pub fn delete_pod(sim: &Sim, name: &str, grace: i64) {
     let opts = DeleteOptions {
         grace_period_seconds: Some(grace),
     };
-    sim.store.delete(&key("pods", name), opts).expect("pod deleted");
+    sim.store
+        .delete(&key("pods", name), opts)
+        .expect("pod deleted");
 }
+
+type Log = Arc<Mutex<Vec<(Duration, Arc<Change>)>>>;
 
 /// Every store change, with the simulated time it happened at.
 pub struct Recording {
-    seen: Arc<Mutex<Vec<(Duration, Arc<Change>)>>>,
+    seen: Log,
     task: JoinHandle<()>,
 }
 
@@ -131,21 +139,34 @@ impl Recording {
             .map(|(t, c)| {
                 let e = &c.object;
                 let s = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
-                (millis(*t), s("type"), s("reason"), s("message"), e["count"].as_i64().unwrap_or(0))
+                (
+                    millis(*t),
+                    s("type"),
+                    s("reason"),
+                    s("message"),
+                    e["count"].as_i64().unwrap_or(0),
+                )
             })
             .collect()
     }
 
     /// The times at which events with `reason` about pod `name` occurred.
     pub fn times(&self, name: &str, reason: &str) -> Vec<u64> {
-        self.events(name).into_iter().filter(|e| e.2 == reason).map(|e| e.0).collect()
+        self.events(name)
+            .into_iter()
+            .filter(|e| e.2 == reason)
+            .map(|e| e.0)
+            .collect()
     }
 
     /// Every status the pod was written with, in order (deduplicated).
     pub fn statuses(&self, name: &str) -> Vec<(u64, Value)> {
         let seen = self.seen.lock().expect("lock");
         let mut out: Vec<(u64, Value)> = Vec::new();
-        for (t, c) in seen.iter().filter(|(_, c)| c.key.plural == "pods" && c.key.name == name) {
+        for (t, c) in seen
+            .iter()
+            .filter(|(_, c)| c.key.plural == "pods" && c.key.name == name)
+        {
             let status = c.object["status"].clone();
             if out.last().is_none_or(|(_, s)| *s != status) {
                 out.push((millis(*t), status));
@@ -165,7 +186,11 @@ impl Recording {
             let what = if let Some(w) = state.get("waiting") {
                 w["reason"].as_str().unwrap_or_default().to_owned()
             } else if state.get("running").is_some() {
-                if cs["ready"] == true { "Ready".into() } else { "Running".into() }
+                if cs["ready"] == true {
+                    "Ready".into()
+                } else {
+                    "Running".into()
+                }
             } else if let Some(term) = state.get("terminated") {
                 term["reason"].as_str().unwrap_or_default().to_owned()
             } else {
@@ -189,7 +214,10 @@ pub fn scrub(mut v: Value) -> Value {
                 for (k, x) in m.iter_mut() {
                     if let (true, Some(s)) = (k == "containerID", x.as_str()) {
                         let hex = s.strip_prefix("containerd://").expect("containerd id");
-                        assert!(hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()), "{s}");
+                        assert!(
+                            hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+                            "{s}"
+                        );
                         *x = json!("containerd://<id>");
                     } else if let (true, Some(s)) = (k == "imageID", x.as_str()) {
                         if let Some((repo, digest)) = s.split_once("@sha256:") {
@@ -210,8 +238,15 @@ pub fn scrub(mut v: Value) -> Value {
 }
 
 /// A condition as the kubelet and scheduler write it.
-pub fn cond(type_: &str, status: &str, at: &str, reason: Option<&str>, message: Option<&str>) -> Value {
-    let mut c = json!({"type": type_, "status": status, "lastProbeTime": null, "lastTransitionTime": at});
+pub fn cond(
+    type_: &str,
+    status: &str,
+    at: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+) -> Value {
+    let mut c =
+        json!({"type": type_, "status": status, "lastProbeTime": null, "lastTransitionTime": at});
     if let Some(r) = reason {
         c["reason"] = json!(r);
     }

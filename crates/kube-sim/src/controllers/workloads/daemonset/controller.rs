@@ -4,9 +4,15 @@
 
 use super::placement::{daemon_pod, is_updated, should_run, target_node, template_generation};
 use super::rollout::pods_to_replace;
-use crate::controllers::workloads::history::{HashStyle, owned_revisions, revision_hash, sync_update_revision, truncate_history};
-use crate::controllers::workloads::objects::{NameGenerator, int_at, is_deleting, name, namespace, owner_key, put_nonzero, str_at};
-use crate::controllers::workloads::pods::{available_in, create_generated, delete_pod, is_ready, is_terminal, owned_pods, phase};
+use crate::controllers::workloads::history::{
+    HashStyle, owned_revisions, revision_hash, sync_update_revision, truncate_history,
+};
+use crate::controllers::workloads::objects::{
+    NameGenerator, int_at, is_deleting, name, namespace, owner_key, put_nonzero, str_at,
+};
+use crate::controllers::workloads::pods::{
+    available_in, create_generated, delete_pod, is_ready, is_terminal, owned_pods, phase,
+};
 use crate::engine::{Controller, World};
 use crate::events::EventSpec;
 use crate::store::{Change, ObjectKey};
@@ -25,7 +31,10 @@ pub struct DaemonSetController {
 
 impl Default for DaemonSetController {
     fn default() -> Self {
-        DaemonSetController { names: NameGenerator::new("daemonset-controller"), failed_backoff: HashMap::new() }
+        DaemonSetController {
+            names: NameGenerator::new("daemonset-controller"),
+            failed_backoff: HashMap::new(),
+        }
     }
 }
 
@@ -45,7 +54,10 @@ fn pods_by_node(pods: &[Arc<Value>]) -> NodePods {
             let unscheduled = |p: &Value| str_at(p, "/spec/nodeName").is_empty();
             unscheduled(a)
                 .cmp(&unscheduled(b))
-                .then_with(|| str_at(a, "/metadata/creationTimestamp").cmp(str_at(b, "/metadata/creationTimestamp")))
+                .then_with(|| {
+                    str_at(a, "/metadata/creationTimestamp")
+                        .cmp(str_at(b, "/metadata/creationTimestamp"))
+                })
                 .then_with(|| name(a).cmp(name(b)))
         });
     }
@@ -53,32 +65,59 @@ fn pods_by_node(pods: &[Arc<Value>]) -> NodePods {
 }
 
 fn event(world: &mut World<'_>, ds: &Value, type_: &str, reason: &str, message: String) {
-    world.event(EventSpec { involved: ds, field_path: None, type_, reason, message, component: None, host: None });
+    world.event(EventSpec {
+        involved: ds,
+        field_path: None,
+        type_,
+        reason,
+        message,
+        component: None,
+        host: None,
+    });
 }
 
 impl DaemonSetController {
     /// Whether a failed pod on `node` may be deleted now (`failedPodsBackoff`: 1s doubling to 15m).
-    fn failed_pod_may_go(&mut self, world: &mut World<'_>, key: &ObjectKey, ds: &Value, node: &str) -> bool {
+    fn failed_pod_may_go(
+        &mut self,
+        world: &mut World<'_>,
+        key: &ObjectKey,
+        ds: &Value,
+        node: &str,
+    ) -> bool {
         let now = world.elapsed();
-        let id = (crate::controllers::workloads::objects::uid(ds).to_owned(), node.to_owned());
+        let id = (
+            crate::controllers::workloads::objects::uid(ds).to_owned(),
+            node.to_owned(),
+        );
         match self.failed_backoff.get(&id).copied() {
             Some((last, delay)) if now < last + delay => {
                 world.requeue_after(key.clone(), last + delay - now);
                 false
             }
             Some((_, delay)) => {
-                self.failed_backoff.insert(id, (now, (delay * 2).min(Duration::from_secs(900))));
+                self.failed_backoff
+                    .insert(id, (now, (delay * 2).min(Duration::from_secs(900))));
                 true
             }
             None => {
-                self.failed_backoff.insert(id, (now, Duration::from_secs(1)));
+                self.failed_backoff
+                    .insert(id, (now, Duration::from_secs(1)));
                 true
             }
         }
     }
 
     /// `manage`: returns whether it created or deleted anything.
-    fn manage(&mut self, world: &mut World<'_>, key: &ObjectKey, ds: &Value, nodes: &[Arc<Value>], by_node: &NodePods, hash: &str) -> bool {
+    fn manage(
+        &mut self,
+        world: &mut World<'_>,
+        key: &ObjectKey,
+        ds: &Value,
+        nodes: &[Arc<Value>],
+        by_node: &NodePods,
+        hash: &str,
+    ) -> bool {
         let mut to_create = Vec::new();
         let mut to_delete: Vec<Arc<Value>> = Vec::new();
         for node in nodes {
@@ -93,7 +132,11 @@ impl DaemonSetController {
                     match phase(pod) {
                         "Failed" => {
                             if self.failed_pod_may_go(world, key, ds, node_name) {
-                                let msg = format!("Found failed daemon pod {}/{} on node {node_name}, will try to kill it", namespace(pod), name(pod));
+                                let msg = format!(
+                                    "Found failed daemon pod {}/{} on node {node_name}, will try to kill it",
+                                    namespace(pod),
+                                    name(pod)
+                                );
                                 event(world, ds, "Warning", "FailedDaemonPod", msg);
                                 to_delete.push(pod.clone());
                             }
@@ -117,19 +160,50 @@ impl DaemonSetController {
         self.sync_nodes(world, ds, &to_delete, &to_create, hash)
     }
 
-    fn sync_nodes(&mut self, world: &mut World<'_>, ds: &Value, to_delete: &[Arc<Value>], to_create: &[String], hash: &str) -> bool {
+    fn sync_nodes(
+        &mut self,
+        world: &mut World<'_>,
+        ds: &Value,
+        to_delete: &[Arc<Value>],
+        to_create: &[String],
+        hash: &str,
+    ) -> bool {
         for node in to_create {
             let pod = daemon_pod(ds, hash, node);
             let prefix = format!("{}-", name(ds));
             match create_generated(world, &mut self.names, &prefix, pod) {
-                Ok(created) => event(world, ds, "Normal", "SuccessfulCreate", format!("Created pod: {}", name(&created))),
-                Err(e) => event(world, ds, "Warning", "FailedCreate", format!("Error creating: {e}")),
+                Ok(created) => event(
+                    world,
+                    ds,
+                    "Normal",
+                    "SuccessfulCreate",
+                    format!("Created pod: {}", name(&created)),
+                ),
+                Err(e) => event(
+                    world,
+                    ds,
+                    "Warning",
+                    "FailedCreate",
+                    format!("Error creating: {e}"),
+                ),
             }
         }
         for pod in to_delete {
             match delete_pod(world, pod) {
-                Ok(_) => event(world, ds, "Normal", "SuccessfulDelete", format!("Deleted pod: {}", name(pod))),
-                Err(e) => event(world, ds, "Warning", "FailedDelete", format!("Error deleting: {e}")),
+                Ok(_) => event(
+                    world,
+                    ds,
+                    "Normal",
+                    "SuccessfulDelete",
+                    format!("Deleted pod: {}", name(pod)),
+                ),
+                Err(e) => event(
+                    world,
+                    ds,
+                    "Warning",
+                    "FailedDelete",
+                    format!("Error deleting: {e}"),
+                ),
             }
         }
         !to_create.is_empty() || !to_delete.is_empty()
@@ -145,7 +219,9 @@ impl Controller for DaemonSetController {
         let key = &change.key;
         if key.in_collection("apps", "daemonsets", None) {
             vec![key.clone()]
-        } else if key.in_collection("", "pods", None) || key.in_collection("apps", "controllerrevisions", None) {
+        } else if key.in_collection("", "pods", None)
+            || key.in_collection("apps", "controllerrevisions", None)
+        {
             let mut keys: Vec<_> = std::iter::once(&change.object)
                 .chain(change.previous.as_ref())
                 .filter_map(|o| owner_key(o, "DaemonSet", "apps", "daemonsets"))
@@ -160,7 +236,11 @@ impl Controller for DaemonSetController {
     }
 
     fn resync(&self, world: &World<'_>) -> Vec<ObjectKey> {
-        world.list("apps", "daemonsets", None).iter().map(|d| ObjectKey::new("apps", "daemonsets", namespace(d), name(d))).collect()
+        world
+            .list("apps", "daemonsets", None)
+            .iter()
+            .map(|d| ObjectKey::new("apps", "daemonsets", namespace(d), name(d)))
+            .collect()
     }
 
     fn reconcile(&mut self, key: &ObjectKey, world: &mut World<'_>) {
@@ -168,7 +248,9 @@ impl Controller for DaemonSetController {
             return;
         };
         let revisions = owned_revisions(world, &ds);
-        let Ok((current, collision_count)) = sync_update_revision(world, &ds, &revisions, HashStyle::DaemonSet) else {
+        let Ok((current, collision_count)) =
+            sync_update_revision(world, &ds, &revisions, HashStyle::DaemonSet)
+        else {
             world.requeue_after(key.clone(), Duration::from_secs(1));
             return;
         };
@@ -187,10 +269,21 @@ impl Controller for DaemonSetController {
                 self.sync_nodes(world, &ds, &old, &[], &hash);
             }
             let mut live = vec![name(&current).to_owned()];
-            live.extend(pods.iter().map(|p| format!("{}-{}", name(&ds), str_at(p, "/metadata/labels/controller-revision-hash"))));
+            live.extend(pods.iter().map(|p| {
+                format!(
+                    "{}-{}",
+                    name(&ds),
+                    str_at(p, "/metadata/labels/controller-revision-hash")
+                )
+            }));
             let live: Vec<&str> = live.iter().map(String::as_str).collect();
             let revisions = owned_revisions(world, &ds);
-            truncate_history(world, &revisions, &live, int_at(&ds, "/spec/revisionHistoryLimit").unwrap_or(10));
+            truncate_history(
+                world,
+                &revisions,
+                &live,
+                int_at(&ds, "/spec/revisionHistoryLimit").unwrap_or(10),
+            );
         }
         self.write_status(world, key, &ds, &nodes, &by_node, &hash, collision_count);
     }
@@ -199,11 +292,21 @@ impl Controller for DaemonSetController {
 impl DaemonSetController {
     /// `updateDaemonSetStatus`.
     #[allow(clippy::too_many_arguments)]
-    fn write_status(&self, world: &mut World<'_>, key: &ObjectKey, ds: &Value, nodes: &[Arc<Value>], by_node: &NodePods, hash: &str, collision_count: i64) {
+    fn write_status(
+        &self,
+        world: &mut World<'_>,
+        key: &ObjectKey,
+        ds: &Value,
+        nodes: &[Arc<Value>],
+        by_node: &NodePods,
+        hash: &str,
+        collision_count: i64,
+    ) {
         let now = world.store.clock().now();
         let min_ready = int_at(ds, "/spec/minReadySeconds").unwrap_or(0);
         let generation = template_generation(ds);
-        let (mut desired, mut current, mut misscheduled, mut ready, mut available, mut updated) = (0, 0, 0, 0, 0, 0);
+        let (mut desired, mut current, mut misscheduled, mut ready, mut available, mut updated) =
+            (0, 0, 0, 0, 0, 0);
         let mut wait: Option<Duration> = None;
         for node in nodes {
             let (run, _) = should_run(ds, node);
@@ -235,7 +338,10 @@ impl DaemonSetController {
         s.insert("numberMisscheduled".into(), json!(misscheduled));
         s.insert("desiredNumberScheduled".into(), json!(desired));
         s.insert("numberReady".into(), json!(ready));
-        s.insert("observedGeneration".into(), json!(int_at(ds, "/metadata/generation").unwrap_or(1)));
+        s.insert(
+            "observedGeneration".into(),
+            json!(int_at(ds, "/metadata/generation").unwrap_or(1)),
+        );
         put_nonzero(&mut s, "updatedNumberScheduled", updated);
         put_nonzero(&mut s, "numberAvailable", available);
         put_nonzero(&mut s, "numberUnavailable", desired - available);

@@ -29,10 +29,19 @@ fn daemon_tolerations(host_network: bool) -> Vec<Value> {
 
 /// The template's tolerations plus the daemon ones not already present.
 fn tolerations(template_spec: &Value) -> Vec<Value> {
-    let mut all = template_spec.get("tolerations").and_then(Value::as_array).cloned().unwrap_or_default();
-    let host_network = template_spec.get("hostNetwork").and_then(Value::as_bool).unwrap_or(false);
+    let mut all = template_spec
+        .get("tolerations")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let host_network = template_spec
+        .get("hostNetwork")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     for t in daemon_tolerations(host_network) {
-        let same = |o: &Value| str_at(o, "/key") == str_at(&t, "/key") && str_at(o, "/effect") == str_at(&t, "/effect");
+        let same = |o: &Value| {
+            str_at(o, "/key") == str_at(&t, "/key") && str_at(o, "/effect") == str_at(&t, "/effect")
+        };
         match all.iter_mut().find(|o| same(o)) {
             Some(existing) => *existing = t,
             None => all.push(t),
@@ -43,14 +52,18 @@ fn tolerations(template_spec: &Value) -> Vec<Value> {
 
 /// (should run, should continue running) for `ds` on `node`.
 pub(crate) fn should_run(ds: &Value, node: &Value) -> (bool, bool) {
-    let spec = ds.pointer("/spec/template/spec").cloned().unwrap_or_else(|| json!({}));
+    let spec = ds
+        .pointer("/spec/template/spec")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     let fits_name = match str_at(&spec, "/nodeName") {
         "" => true,
         n => n == str_at(node, "/metadata/name"),
     };
     let fits = fits_name && node_fits(&spec, node);
     let tolerations = tolerations(&spec);
-    let schedule_ok = untolerated_taints(node, &tolerations, &["NoSchedule", "NoExecute"]).is_empty();
+    let schedule_ok =
+        untolerated_taints(node, &tolerations, &["NoSchedule", "NoExecute"]).is_empty();
     let execute_ok = untolerated_taints(node, &tolerations, &["NoExecute"]).is_empty();
     (fits && schedule_ok, fits && execute_ok)
 }
@@ -58,15 +71,19 @@ pub(crate) fn should_run(ds: &Value, node: &Value) -> (bool, bool) {
 /// The template generation the API server keeps in an annotation (the object's
 /// generation when the annotation is missing).
 pub(crate) fn template_generation(ds: &Value) -> i64 {
-    int_at(ds, "/metadata/annotations/deprecated.daemonset.template.generation")
-        .or_else(|| int_at(ds, "/metadata/generation"))
-        .unwrap_or(1)
+    int_at(
+        ds,
+        "/metadata/annotations/deprecated.daemonset.template.generation",
+    )
+    .or_else(|| int_at(ds, "/metadata/generation"))
+    .unwrap_or(1)
 }
 
 /// `util.IsPodUpdated`: same revision hash, or same template generation.
 pub(crate) fn is_updated(pod: &Value, hash: &str, generation: i64) -> bool {
     let labels = |k: &str| str_at(pod, &format!("/metadata/labels/{k}")).to_owned();
-    (!hash.is_empty() && labels(REVISION_HASH_LABEL) == hash) || labels(TEMPLATE_GENERATION_LABEL) == generation.to_string()
+    (!hash.is_empty() && labels(REVISION_HASH_LABEL) == hash)
+        || labels(TEMPLATE_GENERATION_LABEL) == generation.to_string()
 }
 
 /// The node a daemon pod is for: where it is bound, or where its affinity pins it.
@@ -78,21 +95,41 @@ pub(crate) fn target_node(pod: &Value) -> Option<String> {
     let terms = pod
         .pointer("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")?
         .as_array()?;
-    terms.iter().flat_map(|t| t.get("matchFields").and_then(Value::as_array).into_iter().flatten()).find_map(|f| {
-        let values = f.get("values")?.as_array()?;
-        (str_at(f, "/key") == "metadata.name" && str_at(f, "/operator") == "In" && values.len() == 1)
-            .then(|| values[0].as_str().map(str::to_owned))
-            .flatten()
-    })
+    terms
+        .iter()
+        .flat_map(|t| {
+            t.get("matchFields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .find_map(|f| {
+            let values = f.get("values")?.as_array()?;
+            (str_at(f, "/key") == "metadata.name"
+                && str_at(f, "/operator") == "In"
+                && values.len() == 1)
+                .then(|| values[0].as_str().map(str::to_owned))
+                .flatten()
+        })
 }
 
 /// A daemon pod for `node` (`CreatePodTemplate` + `ReplaceDaemonSetPodNodeNameNodeAffinity`):
 /// the scheduler binds it, guided by the `metadata.name` node affinity.
 pub(crate) fn daemon_pod(ds: &Value, hash: &str, node: &str) -> Value {
-    let template = ds.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
+    let template = ds
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     let mut pod = pod_from_template(&template, ds);
-    let mut labels = pod.pointer("/metadata/labels").and_then(Value::as_object).cloned().unwrap_or_default();
-    labels.insert(TEMPLATE_GENERATION_LABEL.into(), json!(template_generation(ds).to_string()));
+    let mut labels = pod
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    labels.insert(
+        TEMPLATE_GENERATION_LABEL.into(),
+        json!(template_generation(ds).to_string()),
+    );
     labels.insert(REVISION_HASH_LABEL.into(), json!(hash));
     pod["metadata"]["labels"] = Value::Object(sorted(labels));
     let pin = json!({"nodeSelectorTerms": [{"matchFields": [
@@ -122,16 +159,28 @@ mod tests {
 
     #[test]
     fn daemon_pods_are_pinned_and_tolerate_node_problems() {
-        let d = ds(json!({"containers": [{"name": "x", "image": "prom/node-exporter:v1.8.2"}],
-            "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]}));
+        let d = ds(
+            json!({"containers": [{"name": "x", "image": "prom/node-exporter:v1.8.2"}],
+            "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]}),
+        );
         let pod = daemon_pod(&d, "6d8d9b4c5f", "sim-node-3");
         assert_eq!(target_node(&pod).as_deref(), Some("sim-node-3"));
-        assert_eq!(pod["metadata"]["labels"], json!({"app": "node-exporter",
-            "controller-revision-hash": "6d8d9b4c5f", "pod-template-generation": "2"}));
+        assert_eq!(
+            pod["metadata"]["labels"],
+            json!({"app": "node-exporter",
+            "controller-revision-hash": "6d8d9b4c5f", "pod-template-generation": "2"})
+        );
         let tolerations = pod["spec"]["tolerations"].as_array().unwrap();
         assert_eq!(tolerations.len(), 7);
-        assert_eq!(tolerations[0]["key"], "node-role.kubernetes.io/control-plane");
-        assert!(is_updated(&pod, "6d8d9b4c5f", 2) && is_updated(&pod, "other", 2) && !is_updated(&pod, "other", 3));
+        assert_eq!(
+            tolerations[0]["key"],
+            "node-role.kubernetes.io/control-plane"
+        );
+        assert!(
+            is_updated(&pod, "6d8d9b4c5f", 2)
+                && is_updated(&pod, "other", 2)
+                && !is_updated(&pod, "other", 3)
+        );
     }
 
     #[test]
@@ -139,11 +188,15 @@ mod tests {
         let d = ds(json!({"nodeSelector": {"kubernetes.io/os": "linux"}}));
         let node = |spec: Value| json!({"metadata": {"name": "n", "labels": {"kubernetes.io/os": "linux"}}, "spec": spec});
         // Daemon pods tolerate cordons (node.kubernetes.io/unschedulable).
-        let cordoned = node(json!({"unschedulable": true, "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}));
+        let cordoned = node(
+            json!({"unschedulable": true, "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}),
+        );
         assert_eq!(should_run(&d, &cordoned), (true, true));
-        let tainted = node(json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}));
+        let tainted =
+            node(json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}));
         assert_eq!(should_run(&d, &tainted), (false, true));
-        let evicting = node(json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoExecute"}]}));
+        let evicting =
+            node(json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoExecute"}]}));
         assert_eq!(should_run(&d, &evicting), (false, false));
         let windows = json!({"metadata": {"name": "w", "labels": {"kubernetes.io/os": "windows"}}});
         assert_eq!(should_run(&d, &windows), (false, false));

@@ -11,9 +11,22 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// Old pods to delete in this step.
-pub(crate) fn pods_to_replace(ds: &Value, nodes: &[Arc<Value>], by_node: &NodePods, hash: &str, now: Timestamp) -> Vec<Arc<Value>> {
-    let desired = nodes.iter().filter(|n| super::placement::should_run(ds, n).0).count() as i64;
-    let mut max_unavailable = scaled(ds.pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable"), desired, 1);
+pub(crate) fn pods_to_replace(
+    ds: &Value,
+    nodes: &[Arc<Value>],
+    by_node: &NodePods,
+    hash: &str,
+    now: Timestamp,
+) -> Vec<Arc<Value>> {
+    let desired = nodes
+        .iter()
+        .filter(|n| super::placement::should_run(ds, n).0)
+        .count() as i64;
+    let mut max_unavailable = scaled(
+        ds.pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable"),
+        desired,
+        1,
+    );
     if max_unavailable == 0 && desired > 0 {
         max_unavailable = 1;
     }
@@ -24,17 +37,20 @@ pub(crate) fn pods_to_replace(ds: &Value, nodes: &[Arc<Value>], by_node: &NodePo
     let mut candidates = Vec::new();
     for pods in by_node.values() {
         let live: Vec<_> = pods.iter().filter(|p| !is_deleting(p)).collect();
-        let new: Vec<_> = live.iter().filter(|p| is_updated(p, hash, generation)).collect();
-        let old: Vec<_> = live.iter().filter(|p| !is_updated(p, hash, generation)).collect();
+        let new: Vec<_> = live
+            .iter()
+            .filter(|p| is_updated(p, hash, generation))
+            .collect();
+        let old: Vec<_> = live
+            .iter()
+            .filter(|p| !is_updated(p, hash, generation))
+            .collect();
         match (new.as_slice(), old.as_slice()) {
             // Several of a kind, none at all, or both: manage sorts it out; count as unavailable.
             (n, o) if n.len() > 1 || o.len() > 1 => unavailable += 1,
             ([], []) | ([_], [_]) => unavailable += 1,
-            ([new], []) => {
-                if !is_available(new, min_ready, now) {
-                    unavailable += 1;
-                }
-            }
+            ([new], []) if !is_available(new, min_ready, now) => unavailable += 1,
+            ([_], []) => {}
             (_, [old]) => {
                 if !is_available(old, min_ready, now) {
                     replace_now.push((**old).clone());

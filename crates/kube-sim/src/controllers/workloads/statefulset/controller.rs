@@ -4,7 +4,9 @@
 
 use super::identity::ordinal;
 use super::sync::{Counts, Pass};
-use crate::controllers::workloads::history::{HashStyle, owned_revisions, sync_update_revision, truncate_history};
+use crate::controllers::workloads::history::{
+    HashStyle, owned_revisions, sync_update_revision, truncate_history,
+};
 use crate::controllers::workloads::objects::{int_at, is_controlled_by, name, owner_key, str_at};
 use crate::controllers::workloads::pods::{available_in, owned_pods};
 use crate::engine::{Controller, World};
@@ -34,7 +36,9 @@ impl Controller for StatefulSetController {
         let key = &change.key;
         if key.in_collection("apps", "statefulsets", None) {
             vec![key.clone()]
-        } else if key.in_collection("", "pods", None) || key.in_collection("apps", "controllerrevisions", None) {
+        } else if key.in_collection("", "pods", None)
+            || key.in_collection("apps", "controllerrevisions", None)
+        {
             owners(change)
         } else {
             Vec::new()
@@ -45,7 +49,14 @@ impl Controller for StatefulSetController {
         world
             .list("apps", "statefulsets", None)
             .iter()
-            .map(|s| ObjectKey::new("apps", "statefulsets", crate::controllers::workloads::objects::namespace(s), name(s)))
+            .map(|s| {
+                ObjectKey::new(
+                    "apps",
+                    "statefulsets",
+                    crate::controllers::workloads::objects::namespace(s),
+                    name(s),
+                )
+            })
             .collect()
     }
 
@@ -54,7 +65,9 @@ impl Controller for StatefulSetController {
             return;
         };
         let revisions = owned_revisions(world, &set);
-        let Ok((update, collision_count)) = sync_update_revision(world, &set, &revisions, HashStyle::StatefulSet) else {
+        let Ok((update, collision_count)) =
+            sync_update_revision(world, &set, &revisions, HashStyle::StatefulSet)
+        else {
             world.requeue_after(key.clone(), Duration::from_secs(1));
             return;
         };
@@ -64,12 +77,24 @@ impl Controller for StatefulSetController {
             .find(|r| name(r) == str_at(&set, "/status/currentRevision"))
             .cloned()
             .unwrap_or_else(|| update.clone());
-        let pods: Vec<_> = owned_pods(world, &set).into_iter().filter(|p| ordinal(&set, p).is_some()).collect();
+        let pods: Vec<_> = owned_pods(world, &set)
+            .into_iter()
+            .filter(|p| ordinal(&set, p).is_some())
+            .collect();
         let now = world.store.clock().now();
-        let pass = Pass { set: &set, current: &current, update: &update, now };
+        let pass = Pass {
+            set: &set,
+            current: &current,
+            update: &update,
+            now,
+        };
         let counts = pass.run(world, &pods);
 
-        let mut status = Status { counts, current: name(&current).to_owned(), update: name(&update).to_owned() };
+        let mut status = Status {
+            counts,
+            current: name(&current).to_owned(),
+            update: name(&update).to_owned(),
+        };
         status.complete_rolling_update(&set);
         let mut next = (*set).clone();
         next["status"] = status.to_json(&set, collision_count);
@@ -78,12 +103,20 @@ impl Controller for StatefulSetController {
         let mut live: Vec<&str> = vec![name(&current), name(&update)];
         live.extend(pods.iter().map(|p| super::identity::pod_revision(p)));
         let limit = int_at(&set, "/spec/revisionHistoryLimit").unwrap_or(10);
-        let revisions: Vec<_> = revisions.into_iter().filter(|r| is_controlled_by(r, &set)).collect();
+        let revisions: Vec<_> = revisions
+            .into_iter()
+            .filter(|r| is_controlled_by(r, &set))
+            .collect();
         truncate_history(world, &revisions, &live, limit);
 
         // Pods that are ready but not yet available count once minReadySeconds pass.
         let min_ready = int_at(&set, "/spec/minReadySeconds").unwrap_or(0);
-        if let Some(wait) = pods.iter().filter_map(|p| available_in(p, min_ready, now)).filter(|d| !d.is_zero()).min() {
+        if let Some(wait) = pods
+            .iter()
+            .filter_map(|p| available_in(p, min_ready, now))
+            .filter(|d| !d.is_zero())
+            .min()
+        {
             world.requeue_after(key.clone(), wait);
         }
     }

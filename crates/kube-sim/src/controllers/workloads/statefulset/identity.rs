@@ -41,8 +41,12 @@ pub(crate) fn claim_name(template: &Value, set: &Value, ordinal: i64) -> String 
 /// The claims a pod of `set` at `ordinal` mounts (`getPersistentVolumeClaims`): each claim
 /// template, renamed, labelled with the set's selector labels.
 pub(crate) fn claims_for(set: &Value, ordinal: i64) -> Vec<(String, Value)> {
-    let templates = set.pointer("/spec/volumeClaimTemplates").and_then(Value::as_array);
-    let selector_labels = set.pointer("/spec/selector/matchLabels").and_then(Value::as_object);
+    let templates = set
+        .pointer("/spec/volumeClaimTemplates")
+        .and_then(Value::as_array);
+    let selector_labels = set
+        .pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object);
     templates
         .into_iter()
         .flatten()
@@ -71,7 +75,11 @@ pub(crate) fn new_pod(set: &Value, revision: &Value, ordinal: i64) -> Value {
     let mut pod = pod_from_template(&owner_view["spec"]["template"], set);
     let pod_name = format!("{}-{ordinal}", name(set));
     pod["metadata"]["name"] = json!(pod_name);
-    let mut labels = pod.pointer("/metadata/labels").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut labels = pod
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     labels.insert(REVISION_HASH_LABEL.into(), json!(name(revision)));
     labels.insert(POD_NAME_LABEL.into(), json!(pod_name));
     labels.insert(POD_INDEX_LABEL.into(), json!(ordinal.to_string()));
@@ -87,8 +95,16 @@ pub(crate) fn new_pod(set: &Value, revision: &Value, ordinal: i64) -> Value {
             .iter()
             .map(|(vol, claim)| json!({"name": vol, "persistentVolumeClaim": {"claimName": name(claim)}}))
             .collect();
-        let existing = pod.pointer("/spec/volumes").and_then(Value::as_array).cloned().unwrap_or_default();
-        volumes.extend(existing.into_iter().filter(|v| !claims.iter().any(|(n, _)| n == str_at(v, "/name"))));
+        let existing = pod
+            .pointer("/spec/volumes")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        volumes.extend(
+            existing
+                .into_iter()
+                .filter(|v| !claims.iter().any(|(n, _)| n == str_at(v, "/name"))),
+        );
         pod["spec"]["volumes"] = json!(volumes);
     }
     pod
@@ -119,11 +135,23 @@ mod tests {
         let pod = new_pod(&set, &revision, 2);
         assert_eq!(pod["metadata"]["name"], "db-2");
         assert_eq!(pod["metadata"]["generateName"], "db-");
-        assert_eq!(pod["metadata"]["labels"], json!({"app": "db", "apps.kubernetes.io/pod-index": "2",
-            "controller-revision-hash": "db-5d8b7c9f6", "statefulset.kubernetes.io/pod-name": "db-2"}));
-        assert_eq!((pod["spec"]["hostname"].as_str(), pod["spec"]["subdomain"].as_str()), (Some("db-2"), Some("db-headless")));
-        assert_eq!(pod["spec"]["volumes"], json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-2"}},
-            {"name": "conf", "configMap": {"name": "db"}}]));
+        assert_eq!(
+            pod["metadata"]["labels"],
+            json!({"app": "db", "apps.kubernetes.io/pod-index": "2",
+            "controller-revision-hash": "db-5d8b7c9f6", "statefulset.kubernetes.io/pod-name": "db-2"})
+        );
+        assert_eq!(
+            (
+                pod["spec"]["hostname"].as_str(),
+                pod["spec"]["subdomain"].as_str()
+            ),
+            (Some("db-2"), Some("db-headless"))
+        );
+        assert_eq!(
+            pod["spec"]["volumes"],
+            json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-2"}},
+            {"name": "conf", "configMap": {"name": "db"}}])
+        );
         assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], "StatefulSet");
         let (_, claim) = &claims_for(&set, 2)[0];
         assert_eq!(claim["metadata"]["labels"], json!({"app": "db"}));

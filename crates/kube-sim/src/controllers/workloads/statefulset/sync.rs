@@ -84,11 +84,21 @@ impl Pass<'_> {
         match error {
             None => {
                 let reason = format!("Successful{}{}", verb[..1].to_uppercase(), &verb[1..]);
-                self.event(world, "Normal", &reason, format!("{verb} Pod {pod} in StatefulSet {set} successful"));
+                self.event(
+                    world,
+                    "Normal",
+                    &reason,
+                    format!("{verb} Pod {pod} in StatefulSet {set} successful"),
+                );
             }
             Some(e) => {
                 let reason = format!("Failed{}{}", verb[..1].to_uppercase(), &verb[1..]);
-                self.event(world, "Warning", &reason, format!("{verb} Pod {pod} in StatefulSet {set} failed error: {e}"));
+                self.event(
+                    world,
+                    "Warning",
+                    &reason,
+                    format!("{verb} Pod {pod} in StatefulSet {set} failed error: {e}"),
+                );
             }
         }
     }
@@ -102,7 +112,12 @@ impl Pass<'_> {
     fn ensure_claims(&self, world: &mut World<'_>, ordinal: i64, pod_name: &str) -> bool {
         let mut ok = true;
         for (_, claim) in claims_for(self.set, ordinal) {
-            let key = ObjectKey::new("", "persistentvolumeclaims", namespace(self.set), name(&claim));
+            let key = ObjectKey::new(
+                "",
+                "persistentvolumeclaims",
+                namespace(self.set),
+                name(&claim),
+            );
             match world.get(&key) {
                 Some(existing) => ok &= !is_deleting(&existing),
                 None => {
@@ -125,21 +140,34 @@ impl Pass<'_> {
 
     fn create(&self, world: &mut World<'_>, ordinal: i64) {
         let start = start_ordinal(self.set);
-        let partition = int_at(self.set, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0);
+        let partition =
+            int_at(self.set, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0);
         let rolling = str_at(self.set, "/spec/updateStrategy/type") != "OnDelete";
         // Below the partition, new pods keep the current revision.
-        let revision = if rolling && ordinal < start + partition { self.current } else { self.update };
+        let revision = if rolling && ordinal < start + partition {
+            self.current
+        } else {
+            self.update
+        };
         let pod = new_pod(self.set, revision, ordinal);
         let pod_name = name(&pod).to_owned();
         if !self.ensure_claims(world, ordinal, &pod_name) {
             return;
         }
-        let error = world.create(&pod_key(namespace(self.set), &pod_name), pod).err().map(|e| e.to_string());
+        let error = world
+            .create(&pod_key(namespace(self.set), &pod_name), pod)
+            .err()
+            .map(|e| e.to_string());
         self.pod_event(world, "create", &pod_name, error);
     }
 
     /// `processReplica`; true when a monotonic pass must stop here.
-    fn process_replica(&self, world: &mut World<'_>, ordinal: i64, pod: Option<&Arc<Value>>) -> bool {
+    fn process_replica(
+        &self,
+        world: &mut World<'_>,
+        ordinal: i64,
+        pod: Option<&Arc<Value>>,
+    ) -> bool {
         let Some(pod) = pod else {
             self.create(world, ordinal);
             return true;
@@ -165,7 +193,9 @@ impl Pass<'_> {
         let mut condemned = Vec::new();
         for pod in pods {
             match ordinal(self.set, pod) {
-                Some(o) if o >= start && o < start + count => slots[usize::try_from(o - start).unwrap_or(0)] = Some(pod.clone()),
+                Some(o) if o >= start && o < start + count => {
+                    slots[usize::try_from(o - start).unwrap_or(0)] = Some(pod.clone())
+                }
                 Some(_) => condemned.push(pod.clone()),
                 None => {}
             }
@@ -184,7 +214,11 @@ impl Pass<'_> {
         }
         // Replicas are all healthy here in a monotonic pass, so the first unhealthy pod
         // (the one a scale-down may remove anyway) is the lowest unhealthy condemned one.
-        let first_unhealthy = condemned.iter().rev().find(|p| !self.healthy(p)).map(|p| name(p).to_owned());
+        let first_unhealthy = condemned
+            .iter()
+            .rev()
+            .find(|p| !self.healthy(p))
+            .map(|p| name(p).to_owned());
         for pod in &condemned {
             if is_deleting(pod) {
                 if monotonic {
@@ -204,8 +238,13 @@ impl Pass<'_> {
         if str_at(self.set, "/spec/updateStrategy/type") == "OnDelete" {
             return counts;
         }
-        let partition = int_at(self.set, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0).max(0);
-        for target in (0..slots.len()).rev().take_while(|t| *t as i64 >= partition) {
+        let partition = int_at(self.set, "/spec/updateStrategy/rollingUpdate/partition")
+            .unwrap_or(0)
+            .max(0);
+        for target in (0..slots.len())
+            .rev()
+            .take_while(|t| *t as i64 >= partition)
+        {
             let Some(pod) = &slots[target] else {
                 return counts;
             };

@@ -3,7 +3,8 @@
 //! every timed transition is a requeue), writes their status and events, and removes
 //! deleted pods once their containers have stopped.
 
-use super::containers::{self, Cx};
+use super::containers::Cx;
+use super::observe;
 use super::runtime::{CState, NodeState, PodRuntime, Run};
 use super::status::{self, Inputs};
 use super::{sync, terminate};
@@ -16,6 +17,8 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 /// Simulated kubelets: per-pod runtime state by pod uid, per-node images and addresses.
+/// Readiness follows [`super::probes`]: without a readinessProbe a container is ready once
+/// it runs; with one, at the first probe after the image's `ready` delay.
 #[derive(Debug, Default)]
 pub struct Kubelet {
     pods: HashMap<String, PodRuntime>,
@@ -26,6 +29,8 @@ pub struct Kubelet {
 /// What one step of a reconcile did.
 enum Step {
     Idle,
+    /// Something changed that the status does not show.
+    Noted,
     Progress,
     /// The deleted pod's containers have stopped; `bool`: a final status is worth writing.
     Stopped(bool),
@@ -36,7 +41,9 @@ fn node_of(pod: &Value) -> Option<&str> {
 }
 
 fn is_deleting(pod: &Value) -> bool {
-    pod["metadata"].get("deletionTimestamp").is_some_and(|d| !d.is_null())
+    pod["metadata"]
+        .get("deletionTimestamp")
+        .is_some_and(|d| !d.is_null())
 }
 
 impl Controller for Kubelet {
@@ -50,7 +57,18 @@ impl Controller for Kubelet {
             let ours = node_of(&change.object).is_some() || self.by_key.contains_key(key);
             return if ours { vec![key.clone()] } else { Vec::new() };
         }
-        let config = key.in_collection("", "configmaps", None) || key.in_collection("", "secrets", None);
+        if key.in_collection("", "nodes", None) {
+            // Pods bound to a node that did not exist yet start once it registers.
+            return world
+                .list("", "pods", None)
+                .iter()
+                .filter(|p| node_of(p) == Some(key.name.as_str()))
+                .filter_map(|p| world.key_of(p))
+                .filter(|k| !self.by_key.contains_key(k))
+                .collect();
+        }
+        let config =
+            key.in_collection("", "configmaps", None) || key.in_collection("", "secrets", None);
         if !config {
             return Vec::new();
         }
@@ -61,7 +79,11 @@ impl Controller for Kubelet {
             .filter(|(k, uid)| {
                 k.namespace == key.namespace
                     && self.pods.get(*uid).is_some_and(|rt| {
-                        rt.ctrs.iter().any(|c| c.waiting.as_ref().is_some_and(|w| w.reason == "CreateContainerConfigError"))
+                        rt.ctrs.iter().any(|c| {
+                            c.waiting
+                                .as_ref()
+                                .is_some_and(|w| w.reason == "CreateContainerConfigError")
+                        })
                     })
                     && world.get(k).is_some()
             })
@@ -80,14 +102,22 @@ impl Controller for Kubelet {
 
     fn reconcile(&mut self, key: &ObjectKey, world: &mut World<'_>) {
         let Some(pod) = world.get(key) else {
+            if self.by_key.contains_key(key) {
+                world.logs.forget_pod(&key.namespace, &key.name);
+            }
             self.forget(key);
             return;
         };
-        let Some(node) = node_of(&pod).map(str::to_owned) else { return };
+        let Some(node) = node_of(&pod).map(str::to_owned) else {
+            return;
+        };
         if world.get(&ObjectKey::new("", "nodes", "", &node)).is_none() {
             return;
         }
-        let uid = pod["metadata"]["uid"].as_str().unwrap_or_default().to_owned();
+        let uid = pod["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if self.by_key.get(key).is_some_and(|old| *old != uid) {
             self.forget(key);
         }
@@ -104,7 +134,10 @@ impl Controller for Kubelet {
         }
         for _ in 0..64 {
             let Some(pod) = world.get(key) else { return };
-            let (Some(rt), Some(node_state)) = (self.pods.get_mut(&uid), self.nodes.get_mut(&node)) else { return };
+            let (Some(rt), Some(node_state)) = (self.pods.get_mut(&uid), self.nodes.get_mut(&node))
+            else {
+                return;
+            };
             let mut cx = Cx {
                 world,
                 pod: &pod,
@@ -114,14 +147,17 @@ impl Controller for Kubelet {
             };
             match step(rt, &mut cx) {
                 Step::Idle => break,
+                Step::Noted => {}
                 Step::Progress => self.write_status(key, &uid, world, false),
                 Step::Stopped(write) => {
                     if write {
                         self.write_status(key, &uid, world, true);
                     }
-                    let no_finalizers = world
-                        .get(key)
-                        .is_none_or(|p| p["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty));
+                    let no_finalizers = world.get(key).is_none_or(|p| {
+                        p["metadata"]["finalizers"]
+                            .as_array()
+                            .is_none_or(Vec::is_empty)
+                    });
                     if no_finalizers {
                         world.store.remove_now(key);
                         world.logs.forget_pod(&key.namespace, &key.name);
@@ -142,9 +178,10 @@ impl Controller for Kubelet {
 fn step(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) -> Step {
     if is_deleting(cx.pod) {
         return match rt.remove_at {
+            _ if rt.stopped => Step::Idle,
             None => {
                 terminate::begin(rt, cx);
-                Step::Progress
+                Step::Noted
             }
             Some(at) if at <= cx.now => Step::Stopped(terminate::finish(rt, cx)),
             Some(_) => Step::Idle,
@@ -153,7 +190,7 @@ fn step(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) -> Step {
     if rt.finished {
         return Step::Idle;
     }
-    if containers::runtime_events(rt, cx) {
+    if observe::runtime_events(rt, cx) {
         return Step::Progress;
     }
     if rt.pulling.as_ref().is_some_and(|p| p.done <= cx.now) {
@@ -184,12 +221,19 @@ fn adopt(pod: &Value, node: &str, now_ts: String, now: Instant) -> PodRuntime {
         .collect();
     let mut adopted = false;
     for c in &mut rt.ctrs {
-        let Some(s) = statuses.iter().find(|s| s["name"] == c.name.as_str()) else { continue };
-        let Some(started_at) = s["state"]["running"]["startedAt"].as_str() else { continue };
+        let Some(s) = statuses.iter().find(|s| s["name"] == c.name.as_str()) else {
+            continue;
+        };
+        let Some(started_at) = s["state"]["running"]["startedAt"].as_str() else {
+            continue;
+        };
         adopted = true;
         let id = s["containerID"].as_str().unwrap_or_default();
         c.restart_count = u32::try_from(s["restartCount"].as_u64().unwrap_or(0)).unwrap_or(0);
-        c.image = Some((s["image"].as_str().unwrap_or_default().into(), s["imageID"].as_str().unwrap_or_default().into()));
+        c.image = Some((
+            s["image"].as_str().unwrap_or_default().into(),
+            s["imageID"].as_str().unwrap_or_default().into(),
+        ));
         c.state = CState::Running(Run {
             id: id.trim_start_matches("containerd://").to_owned(),
             started_at: started_at.to_owned(),
@@ -226,8 +270,15 @@ impl Kubelet {
             return;
         }
         let nodes = world.list("", "nodes", None);
-        let index = nodes.iter().position(|n| n["metadata"]["name"] == name).unwrap_or(nodes.len());
-        let node = nodes.iter().find(|n| n["metadata"]["name"] == name).map(Arc::clone).unwrap_or_default();
+        let index = nodes
+            .iter()
+            .position(|n| n["metadata"]["name"] == name)
+            .unwrap_or(nodes.len());
+        let node = nodes
+            .iter()
+            .find(|n| n["metadata"]["name"] == name)
+            .map(Arc::clone)
+            .unwrap_or_default();
         let host_ip = node["status"]["addresses"]
             .as_array()
             .into_iter()
@@ -239,18 +290,27 @@ impl Kubelet {
             .as_str()
             .and_then(|cidr| cidr.rsplit_once('.').map(|(net, _)| format!("{net}.")))
             .unwrap_or_else(|| format!("10.244.{}.", index + 1));
-        self.nodes.insert(name.to_owned(), NodeState::new(host_ip, pod_prefix));
+        self.nodes
+            .insert(name.to_owned(), NodeState::new(host_ip, pod_prefix));
     }
 
     fn write_status(&self, key: &ObjectKey, uid: &str, world: &mut World<'_>, terminal: bool) {
         let Some(rt) = self.pods.get(uid) else { return };
-        let Some(node) = self.nodes.get(&rt.node) else { return };
-        let Some(current) = world.get(key) else { return };
+        let Some(node) = self.nodes.get(&rt.node) else {
+            return;
+        };
+        let Some(current) = world.get(key) else {
+            return;
+        };
         let now = world.timestamp();
         let inputs = Inputs {
             host_ip: &node.host_ip,
             now: &now,
-            with_resources: world.scenario.kubernetes_version >= KubeVersion { major: 1, minor: 33 },
+            with_resources: world.scenario.kubernetes_version
+                >= KubeVersion {
+                    major: 1,
+                    minor: 33,
+                },
             terminal,
         };
         let status = status::pod_status(&current, rt, &inputs);

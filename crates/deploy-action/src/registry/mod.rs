@@ -1,0 +1,24 @@
+//! Asks container registries whether images exist for given credentials (OCI distribution
+//! API); what an answer means for a deployment is decided by the caller.
+
+mod client;
+mod credentials;
+mod lookup;
+mod pattern;
+mod reference;
+mod response;
+mod token;
+mod transport;
+
+#[cfg(test)]
+mod distribution_tests;
+#[cfg(test)]
+mod fake_registry_tests;
+#[cfg(test)]
+mod testing;
+
+pub use client::{Registry, RegistryOptions};
+pub use credentials::{Auth, Credentials, CredentialsError};
+pub use lookup::Lookup;
+pub use reference::{DOCKER_HUB, ImageRef, ReferenceError};
+pub use transport::RegistryError;

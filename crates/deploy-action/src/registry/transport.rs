@@ -1,0 +1,224 @@
+//! HTTP to registries: a ring-backed rustls client, the http/https choice per host, and the
+//! retry loop for 429/5xx that turns what cannot be answered into `Lookup::Unreachable`.
+
+use reqwest::{RequestBuilder, Response};
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+use super::lookup::Lookup;
+use super::response::{self, is_transient};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("failed to set up TLS with the platform's certificate roots")]
+    Tls(#[source] rustls::Error),
+    #[error("failed to build the HTTP client")]
+    Client(#[source] reqwest::Error),
+}
+
+/// A reqwest client on rustls + ring. reqwest's `rustls-no-provider` would otherwise need a
+/// process-wide default provider installed; a preconfigured `ClientConfig` keeps this module
+/// free of global side effects and away from aws-lc-rs.
+pub(crate) fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, RegistryError> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(RegistryError::Tls)?
+        .with_platform_verifier()
+        .map_err(RegistryError::Tls)?
+        .with_no_client_auth();
+    // reqwest is built without http2 here, so only offer what it speaks.
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("deploy-action/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(RegistryError::Client)
+}
+
+/// How hard to try before calling a registry unreachable.
+#[derive(Debug, Clone)]
+pub(crate) struct RetryPolicy {
+    pub max_retries: u32,
+    /// First backoff for a 5xx (or a 429 without `Retry-After`); doubles each time.
+    pub base_delay: Duration,
+}
+
+#[derive(Debug)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    insecure_registries: Vec<String>,
+    retry: RetryPolicy,
+}
+
+impl Transport {
+    pub(crate) fn new(
+        client: reqwest::Client,
+        insecure_registries: &[String],
+        retry: RetryPolicy,
+    ) -> Self {
+        let insecure_registries = insecure_registries
+            .iter()
+            .map(|r| r.trim().to_ascii_lowercase())
+            .collect();
+        Transport {
+            client,
+            insecure_registries,
+            retry,
+        }
+    }
+
+    /// `http://host` for loopback and listed insecure registries, `https://host` otherwise.
+    pub(crate) fn base_url(&self, host: &str) -> String {
+        let scheme = if self.allows_plain_http(host) {
+            "http"
+        } else {
+            "https"
+        };
+        format!("{scheme}://{host}")
+    }
+
+    /// Loopback is always allowed (test registries, port-forwards); other hosts only when
+    /// listed, by `host:port` or by bare host.
+    pub(crate) fn allows_plain_http(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        let bare = bare_host(&host);
+        is_loopback(bare)
+            || self
+                .insecure_registries
+                .iter()
+                .any(|r| *r == host || r == bare)
+    }
+
+    /// Sends the request built by `build`, again after 429/5xx while retries and the deadline
+    /// allow. `what` names the request in details ("manifest HEAD https://...").
+    pub(crate) async fn send(
+        &self,
+        build: impl Fn(&reqwest::Client) -> RequestBuilder,
+        what: &str,
+        deadline: Instant,
+    ) -> Result<Response, Lookup> {
+        let mut attempt = 0;
+        loop {
+            let response = build(&self.client)
+                .send()
+                .await
+                .map_err(|e| Lookup::Unreachable {
+                    detail: format!("{what}: {}", describe(&e)),
+                })?;
+            let status = response.status();
+            if !is_transient(status) {
+                return Ok(response);
+            }
+            let tries = attempt + 1;
+            if attempt >= self.retry.max_retries {
+                let detail =
+                    response::error_detail(status, &response.bytes().await.unwrap_or_default());
+                return Err(Lookup::Unreachable {
+                    detail: format!("{what}: after {tries} tries, {detail}"),
+                });
+            }
+            let hinted = response::retry_after(response.headers());
+            let wait = hinted
+                .unwrap_or_else(|| self.retry.base_delay.saturating_mul(1 << attempt.min(16)));
+            if Instant::now() + wait > deadline {
+                let hint = hinted
+                    .map(|d| format!(", asked to retry after {}s", d.as_secs()))
+                    .unwrap_or_default();
+                return Err(Lookup::Unreachable {
+                    detail: format!("{what}: HTTP {status}{hint}, past the lookup timeout"),
+                });
+            }
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+}
+
+fn bare_host(host: &str) -> &str {
+    if let Some(inner) = host.strip_prefix('[') {
+        return inner.split(']').next().unwrap_or(inner);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// reqwest's top-level message is "error sending request for url"; the cause that tells DNS
+/// from TLS from refused sits at the end of the source chain.
+fn describe(error: &reqwest::Error) -> String {
+    let mut parts = vec![error.to_string()];
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = cause.source();
+    }
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "failed to connect"
+    } else {
+        "failed"
+    };
+    format!("{kind}: {}", parts.join(": "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn case(insecure: &[&str], host: &str, expected: &str) {
+        let insecure: Vec<String> = insecure.iter().map(|s| s.to_string()).collect();
+        let retry = RetryPolicy {
+            max_retries: 0,
+            base_delay: Duration::ZERO,
+        };
+        let transport = Transport::new(
+            http_client(Duration::from_secs(1)).unwrap(),
+            &insecure,
+            retry,
+        );
+        assert_eq!(
+            transport.base_url(host),
+            expected,
+            "{host} with insecure {insecure:?}"
+        );
+    }
+
+    #[test]
+    fn plain_http_only_for_loopback_and_listed_hosts() {
+        case(&[], "registry-1.docker.io", "https://registry-1.docker.io");
+        case(&[], "registry.local:5000", "https://registry.local:5000");
+        case(&[], "127.0.0.1:5000", "http://127.0.0.1:5000");
+        case(&[], "127.1.2.3", "http://127.1.2.3");
+        case(&[], "localhost:5000", "http://localhost:5000");
+        case(&[], "[::1]:5000", "http://[::1]:5000");
+        case(&[], "10.0.0.5:5000", "https://10.0.0.5:5000");
+        case(
+            &["registry.local:5000"],
+            "registry.local:5000",
+            "http://registry.local:5000",
+        );
+        case(
+            &["registry.local:5000"],
+            "registry.local:5001",
+            "https://registry.local:5001",
+        );
+        case(
+            &["Registry.Local"],
+            "registry.local:5001",
+            "http://registry.local:5001",
+        );
+        case(&["registry.local"], "other.local", "https://other.local");
+    }
+}

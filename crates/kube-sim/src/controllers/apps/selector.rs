@@ -1,0 +1,140 @@
+//! `metav1.LabelSelector` as the workload controllers evaluate it, and the copy with the
+//! `pod-template-hash` label that a Deployment gives each of its ReplicaSets.
+
+use super::meta::{sorted, str_at};
+use serde_json::{Map, Value, json};
+
+/// Whether `selector` selects `labels`. An empty selector selects everything, a missing
+/// one nothing (`metav1.LabelSelectorAsSelector`).
+pub(crate) fn matches(selector: Option<&Value>, labels: &Map<String, Value>) -> bool {
+    let Some(selector) = selector.filter(|s| s.is_object()) else {
+        return false;
+    };
+    let by_label = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k).and_then(Value::as_str) == v.as_str());
+    by_label
+        && selector
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .all(|e| requirement_holds(e, labels))
+}
+
+fn requirement_holds(expr: &Value, labels: &Map<String, Value>) -> bool {
+    let value = labels.get(str_at(expr, "/key")).and_then(Value::as_str);
+    let values: Vec<&str> = expr
+        .get("values")
+        .and_then(Value::as_array)
+        .map(|v| v.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    match str_at(expr, "/operator") {
+        "In" => value.is_some_and(|v| values.contains(&v)),
+        "NotIn" => value.is_none_or(|v| !values.contains(&v)),
+        "Exists" => value.is_some(),
+        "DoesNotExist" => value.is_none(),
+        _ => false,
+    }
+}
+
+/// Neither matchLabels nor matchExpressions: the selector the Deployment controller
+/// refuses because it would select every pod.
+pub(crate) fn is_empty(selector: &Value) -> bool {
+    let len = |k: &str| {
+        selector
+            .get(k)
+            .map(|v| v.as_object().map_or(0, Map::len) + v.as_array().map_or(0, Vec::len))
+            .unwrap_or(0)
+    };
+    selector.is_object() && len("matchLabels") == 0 && len("matchExpressions") == 0
+}
+
+/// `labelsutil.CloneSelectorAndAddLabel`: the selector with `key=value` in matchLabels.
+pub(crate) fn with_label(selector: &Value, key: &str, value: &str) -> Value {
+    let mut match_labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    match_labels.insert(key.to_owned(), json!(value));
+    let mut out = Map::new();
+    out.insert("matchLabels".into(), Value::Object(sorted(match_labels)));
+    if let Some(exprs) = selector
+        .get("matchExpressions")
+        .filter(|e| e.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        out.insert("matchExpressions".into(), exprs.clone());
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn case(selector: Value, labels: Value, want: bool) {
+        let labels = labels.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            matches(Some(&selector), &labels),
+            want,
+            "{selector} on {labels:?}"
+        );
+    }
+
+    #[test]
+    fn evaluates_match_labels_and_expressions() {
+        let web = json!({"app": "web", "tier": "frontend"});
+        case(json!({"matchLabels": {"app": "web"}}), web.clone(), true);
+        case(json!({"matchLabels": {"app": "api"}}), web.clone(), false);
+        case(json!({}), web.clone(), true);
+        case(
+            json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["frontend", "edge"]}]}),
+            web.clone(),
+            true,
+        );
+        case(
+            json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["frontend"]}]}),
+            web.clone(),
+            false,
+        );
+        case(
+            json!({"matchExpressions": [{"key": "track", "operator": "NotIn", "values": ["canary"]}]}),
+            web.clone(),
+            true,
+        );
+        case(
+            json!({"matchExpressions": [{"key": "track", "operator": "Exists"}]}),
+            web.clone(),
+            false,
+        );
+        case(
+            json!({"matchExpressions": [{"key": "track", "operator": "DoesNotExist"}]}),
+            web.clone(),
+            true,
+        );
+        case(
+            json!({"matchLabels": {"app": "web"},
+                    "matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
+            web,
+            true,
+        );
+        assert!(!matches(None, &Map::new()));
+    }
+
+    #[test]
+    fn adds_the_hash_label_and_recognises_empty_selectors() {
+        let sel = json!({"matchLabels": {"app": "web"}});
+        assert_eq!(
+            with_label(&sel, "pod-template-hash", "7d4b9c8f5d"),
+            json!({"matchLabels": {"app": "web", "pod-template-hash": "7d4b9c8f5d"}})
+        );
+        assert!(is_empty(&json!({})));
+        assert!(is_empty(&json!({"matchLabels": {}})));
+        assert!(!is_empty(&sel));
+    }
+}

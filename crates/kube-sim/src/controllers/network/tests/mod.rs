@@ -1,0 +1,4 @@
+//! Scenario tests of Service endpoints and load balancers.
+
+mod endpoints;
+mod loadbalancer;

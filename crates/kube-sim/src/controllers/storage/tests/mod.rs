@@ -1,0 +1,3 @@
+//! Scenario tests of volume binding and provisioning.
+
+mod claims;
