@@ -20,6 +20,34 @@ pub enum Command {
     Deploy(DeployArgs),
     /// Apply nothing: judge the resources the manifests name, as they stand in the cluster.
     Watch(ClusterArgs),
+    /// No cluster needed: validate the manifests and look up every image in its registry
+    /// (for PR checks, including fork PRs without cluster credentials).
+    Check(CheckArgs),
+}
+
+/// How the runner itself consults registries.
+#[derive(Debug, Clone, Args)]
+pub struct RegistryArgs {
+    /// Look up every image before applying: `auto` stops on a definite "not found" and warns
+    /// on auth or network trouble, `require` stops on those too, `off` never contacts a
+    /// registry from the runner (neither before nor while watching).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub image_preflight: crate::run::images::Preflight,
+    /// Docker config file (`config.json` with `auths`) with registry credentials for lookups.
+    #[arg(long)]
+    pub registry_config: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin.
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
 }
 
 /// Where the manifests are and which cluster to talk to.
@@ -46,6 +74,8 @@ pub struct ClusterArgs {
     /// Labels every resource must carry (k=v,...); they also narrow the watches.
     #[arg(long)]
     pub selector: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,6 +1,7 @@
 //! The validated configuration of a run, built from the command line before any I/O.
 
 use crate::cli::{ClusterArgs, Command};
+use crate::run::images::Preflight;
 use crate::manifest::parse_duration;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,6 +16,8 @@ pub enum Mode {
     DryRun,
     /// Judge what is there; apply nothing.
     Watch,
+    /// Validate locally and look up images; no cluster.
+    Check,
 }
 
 #[derive(Debug, Clone)]
@@ -27,6 +30,8 @@ pub struct Config {
     pub timeout: Duration,
     pub report: Option<PathBuf>,
     pub selector: BTreeMap<String, String>,
+    pub image_preflight: Preflight,
+    pub registry_config: Option<PathBuf>,
 }
 
 /// A command line that cannot be run.
@@ -46,6 +51,23 @@ impl Config {
             Command::Deploy(d) if d.dry_run => (&d.cluster, Mode::DryRun),
             Command::Deploy(d) => (&d.cluster, Mode::Deploy),
             Command::Watch(w) => (w, Mode::Watch),
+            Command::Check(c) => {
+                if c.files.iter().filter(|f| *f == "-").count() > 1 {
+                    return Err(ConfigError::StdinTwice);
+                }
+                return Ok(Config {
+                    mode: Mode::Check,
+                    files: c.files.clone(),
+                    namespace: None,
+                    context: None,
+                    kubeconfig: None,
+                    timeout: Duration::from_secs(300),
+                    report: c.report.clone(),
+                    selector: BTreeMap::new(),
+                    image_preflight: c.registry.image_preflight,
+                    registry_config: c.registry.registry_config.clone(),
+                });
+            }
         };
         let timeout = parse_duration(&args.timeout)
             .filter(|d| !d.is_zero())
@@ -62,6 +84,8 @@ impl Config {
             timeout,
             report: args.report.clone(),
             selector: parse_selector(args.selector.as_deref().unwrap_or_default())?,
+            image_preflight: args.registry.image_preflight,
+            registry_config: args.registry.registry_config.clone(),
         })
     }
 
@@ -106,6 +130,9 @@ mod tests {
         assert_eq!(config(&["deploy", "--dry-run", "-f", "-"]).unwrap().mode, Mode::DryRun);
         let w = config(&["watch", "-f", "a.yaml", "b.yaml"]).unwrap();
         assert_eq!((w.mode, w.files.len(), w.timeout), (Mode::Watch, 2, Duration::from_secs(300)));
+        assert_eq!(w.image_preflight, Preflight::Auto);
+        let c = config(&["check", "-f", "k8s/", "--image-preflight", "require"]).unwrap();
+        assert_eq!((c.mode, c.image_preflight), (Mode::Check, Preflight::Require));
     }
 
     #[test]

@@ -16,6 +16,10 @@ pub enum RunEvent {
     Verdict(Outcome),
     /// A watch failed and is retrying (never fatal).
     WatchTrouble(String),
+    /// Image preflight: how many images were looked up.
+    ImagesChecked(usize),
+    /// Something the user should know that does not change a verdict.
+    Warning(String),
 }
 
 /// Receives a run's events as they happen.

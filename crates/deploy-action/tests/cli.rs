@@ -24,6 +24,19 @@ impl Cluster {
         Cluster { sim, dir }
     }
 
+    /// Wait until the controllers have finished bootstrapping (no write for 500 ms).
+    async fn settle(&self) {
+        let mut last = self.sim.store.current_rv();
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let now = self.sim.store.current_rv();
+            if now == last {
+                return;
+            }
+            last = now;
+        }
+    }
+
     fn path(&self, name: &str) -> std::path::PathBuf {
         self.dir.path().join(name)
     }
@@ -45,7 +58,7 @@ impl Cluster {
 fn fast() -> Scenario {
     Scenario::builder()
         .default_image(ImageBehaviour::pulls_in(Duration::from_millis(200)))
-        .image("registry.local/shop/api:2", ImageBehaviour::crashing(3, false, Duration::from_millis(200), &["fatal: no config"]))
+        .image("registry.local/shop/api:2", ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"]))
         .image("registry.local/shop/worker:*", ImageBehaviour::pulls_in(Duration::from_secs(600)))
         .build()
 }
@@ -83,6 +96,7 @@ fn report(path: &Path) -> serde_json::Value {
 async fn invalid_manifests_exit_2_with_file_and_line_and_touch_nothing() {
     let c = Cluster::start(fast()).await;
     let f = c.write("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n");
+    c.settle().await;
     let before = c.sim.store.current_rv();
     let out = c.deploy(&["-f", &f]).await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
@@ -146,8 +160,9 @@ async fn a_slow_registry_exits_70() {
 async fn a_dry_run_changes_nothing() {
     let c = Cluster::start(fast()).await;
     let f = c.write("web.yaml", &deployment("web", "registry.local/shop/web:1"));
+    c.settle().await;
     let before = c.sim.store.current_rv();
-    let out = c.deploy(&["-f", &f, "--dry-run"]).await;
+    let out = c.deploy(&["-f", &f, "--dry-run", "--image-preflight", "off"]).await;
     assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stdout).starts_with("DRY RUN"), "{}", text(&out.stdout));
     assert_eq!(c.sim.store.current_rv(), before);

@@ -50,7 +50,7 @@ async fn a_healthy_rollout_succeeds() {
 async fn a_crash_loop_fails_with_exit_code_and_logs() {
     let sim = Sim::start(
         Scenario::builder()
-            .image("registry.local/shop/api:2", ImageBehaviour::crashing(3, false, Duration::from_secs(1), &["fatal: no config"]))
+            .image("registry.local/shop/api:2", ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"]))
             .build(),
     );
     let yaml = deployment("api", "registry.local/shop/api:2", "");
@@ -139,7 +139,7 @@ async fn a_rejected_manifest_fails_and_nothing_is_applied() {
     let bad = outcome(&run, "Deployment", "bad");
     assert_eq!(bad.reason, Some(Reason::ApplyRejected));
     assert!(bad.message.contains("`selector` does not match template `labels`"), "{}", bad.message);
-    assert_eq!(bad.source.as_ref().unwrap().line, 15);
+    assert_eq!(bad.source.as_ref().unwrap().line, 17);
     assert!(sim.get("apps/v1", "Deployment", "default", "good").is_none(), "good was applied despite a rejected manifest");
 }
 

@@ -5,7 +5,7 @@ use deploy_action::config::{Config, Mode};
 use deploy_action::manifest::load_str;
 use deploy_action::observe::Recorder;
 use deploy_action::outcome::{Outcome, RunOutcome};
-use deploy_action::run::{self, RunError};
+use deploy_action::run::{self, RegistryAccess, RunError};
 use kube_sim::Sim;
 use std::time::Duration;
 
@@ -19,15 +19,23 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
         timeout,
         report: None,
         selector: Default::default(),
+        image_preflight: deploy_action::run::images::Preflight::Off,
+        registry_config: None,
     }
 }
 
-/// Load `yaml` as `file` and run it against `sim`.
+/// Load `yaml` as `file` and run it against `sim` (registry lookups off: hermetic).
 pub async fn run_yaml(sim: &Sim, file: &str, yaml: &str, mode: Mode, timeout: Duration) -> Result<RunOutcome, RunError> {
+    run_with(sim, file, yaml, config(mode, timeout)).await
+}
+
+/// Load `yaml` as `file` and run it against `sim` with a given configuration.
+pub async fn run_with(sim: &Sim, file: &str, yaml: &str, config: Config) -> Result<RunOutcome, RunError> {
     let manifests = load_str(file, yaml).map_err(RunError::Load)?;
     let conn = Connection { client: sim.client(), default_namespace: "default".into() };
+    let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();
-    run::run(&conn, &config(mode, timeout), manifests, &mut recorder).await
+    run::run(&conn, &config, manifests, &access, &mut recorder).await
 }
 
 /// The outcome for `kind/name`.

@@ -132,6 +132,8 @@ impl Observer for Terminal {
                 self.line(&render::verdict_line(&outcome, &self.style));
             }
             RunEvent::WatchTrouble(message) => self.line(&format!("warning: watch interrupted, retrying: {message}")),
+            RunEvent::ImagesChecked(n) => self.line(&format!("image preflight: {n} images looked up in their registries")),
+            RunEvent::Warning(message) => self.line(&format!("warning: {message}")),
         }
     }
 }

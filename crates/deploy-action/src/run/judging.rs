@@ -3,6 +3,7 @@
 //! watch event or on the next deadline, never on a polling tick.
 
 use super::applying::Pending;
+use super::images::Lookups;
 use super::{evidence, scopes};
 use crate::cluster::watch::{self, Seen};
 use crate::cluster::{Connection, Kinds, logs};
@@ -100,6 +101,7 @@ pub async fn judge_all(
     targets: Vec<Pending>,
     mut outcomes: Vec<Outcome>,
     config: &Config,
+    mut lookups: Option<Lookups>,
     start: Instant,
     observer: &mut dyn Observer,
 ) -> RunOutcome {
@@ -125,7 +127,11 @@ pub async fn judge_all(
     let mut snapshot = Snapshot::new();
     let mut members = HashMap::new();
     let mut watchers_alive = true;
+    let (view_tx, mut view_rx) = mpsc::channel(64);
     loop {
+        if let Some(l) = lookups.as_mut() {
+            l.request(&snapshot, &view_tx).await;
+        }
         let now = Instant::now();
         let mut still = Vec::new();
         for mut w in watched {
@@ -133,7 +139,17 @@ pub async fn judge_all(
             let state = assessment.message().to_owned();
             let container = assessment.container().cloned();
             let elapsed = now.saturating_duration_since(w.pending.applied_at);
-            match rules::judge(assessment, elapsed, w.deadline) {
+            let verdict = rules::judge(assessment, elapsed, w.deadline);
+            // A node's "not found" or "denied" waits for the runner's registry lookup when one
+            // is on its way: the registry may have the image (replication lag, a mirror).
+            let awaiting_registry = matches!(&verdict, Some((_, Some(Reason::ImageNotFound | Reason::ImageUnauthorized), _)))
+                && elapsed < w.deadline
+                && container
+                    .as_ref()
+                    .and_then(|c| c.image.as_deref())
+                    .zip(lookups.as_ref())
+                    .is_some_and(|(image, l)| l.in_flight(image, &snapshot));
+            match verdict.filter(|_| !awaiting_registry) {
                 Some(verdict) => {
                     let outcome = explain(conn, &snapshot, &manifests[w.pending.index], &w, verdict, container).await;
                     observer.event(start.elapsed(), RunEvent::Verdict(outcome.clone()));
@@ -167,6 +183,7 @@ pub async fn judge_all(
                 }
                 None => watchers_alive = false,
             },
+            Some((image, view)) = view_rx.recv() => snapshot.set_registry_view(&image, view),
             () = tokio::time::sleep_until(next) => {}
         }
     }

@@ -4,6 +4,7 @@
 
 mod applying;
 mod evidence;
+pub mod images;
 mod judging;
 pub mod scopes;
 
@@ -27,6 +28,95 @@ pub enum RunError {
     Connect(#[from] crate::cluster::connect::ConnectError),
     #[error("failed to discover the cluster's API resources")]
     Discovery(#[source] kube::Error),
+    #[error("--image-preflight require: could not confirm {}", .0.join("; "))]
+    Unconfirmed(Vec<String>),
+    #[error("failed to set up registry lookups")]
+    Registry(#[from] crate::registry::RegistryError),
+}
+
+/// Registry access for a run: the client and the credentials it may use.
+pub struct RegistryAccess {
+    pub registry: std::sync::Arc<crate::registry::Registry>,
+    pub credentials: Option<crate::registry::Credentials>,
+}
+
+impl RegistryAccess {
+    /// Credentials from `--registry-config` (read by the caller) merged with
+    /// dockerconfigjson Secrets found in the manifests.
+    pub fn new(config_credentials: Option<crate::registry::Credentials>, manifests: &[Manifest]) -> Result<Self, RunError> {
+        let registry = crate::registry::Registry::new(crate::registry::RegistryOptions::default())?;
+        let mut credentials = config_credentials;
+        if let Some(found) = images::credentials_in(manifests) {
+            match &mut credentials {
+                Some(c) => c.merge(found),
+                None => credentials = Some(found),
+            }
+        }
+        Ok(RegistryAccess { registry: std::sync::Arc::new(registry), credentials })
+    }
+}
+
+/// The image preflight: outcomes that stop the run before anything is applied.
+async fn preflight(
+    manifests: &[Manifest],
+    access: &RegistryAccess,
+    mode: images::Preflight,
+    start: Instant,
+    observer: &mut dyn Observer,
+) -> Result<Option<RunOutcome>, RunError> {
+    if mode == images::Preflight::Off {
+        return Ok(None);
+    }
+    let report = images::preflight(manifests, &access.registry, access.credentials.as_ref(), mode).await;
+    observer.event(start.elapsed(), RunEvent::ImagesChecked(report.checked));
+    for w in &report.warnings {
+        observer.event(start.elapsed(), RunEvent::Warning(w.clone()));
+    }
+    if mode == images::Preflight::Require {
+        let images: Vec<String> = manifests.iter().flat_map(|m| m.images.iter().map(|i| i.image.clone())).collect();
+        let answers = access.registry.lookup_all(&images, access.credentials.as_ref()).await;
+        let unconfirmed = images::unconfirmed(&answers);
+        if !unconfirmed.is_empty() {
+            return Err(RunError::Unconfirmed(unconfirmed));
+        }
+    }
+    if report.failures.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(RunOutcome::new(false, start.elapsed().as_secs_f64(), report.failures)))
+}
+
+/// `check`: local validation plus the image preflight; no cluster.
+pub async fn check(
+    config: &Config,
+    manifests: &[Manifest],
+    access: &RegistryAccess,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    let start = Instant::now();
+    observer.event(start.elapsed(), RunEvent::Loaded { resources: manifests.len() });
+    let mode = if config.image_preflight == images::Preflight::Off { images::Preflight::Off } else { config.image_preflight };
+    if let Some(stopped) = preflight(manifests, access, mode, start, observer).await? {
+        return Ok(stopped);
+    }
+    let outcomes = manifests
+        .iter()
+        .map(|m| {
+            let id = crate::outcome::ResourceId {
+                api_version: m.api_version.clone(),
+                kind: m.kind.clone(),
+                namespace: m.namespace.clone(),
+                name: m.name.clone(),
+            };
+            let message = if m.images.is_empty() || mode == images::Preflight::Off {
+                "manifest valid".to_owned()
+            } else {
+                "manifest valid; images checked".to_owned()
+            };
+            evidence::outcome(id, m, crate::verdict::Verdict::Succeeded, None, message, None, 0.0, Vec::new())
+        })
+        .collect();
+    Ok(RunOutcome::new(true, start.elapsed().as_secs_f64(), outcomes))
 }
 
 /// Load the manifests named by the config (stdin given as text).
@@ -56,6 +146,7 @@ pub async fn run(
     conn: &Connection,
     config: &Config,
     mut manifests: Vec<Manifest>,
+    access: &RegistryAccess,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let start = Instant::now();
@@ -67,9 +158,17 @@ pub async fn run(
     }
     manifest::resolve_namespaces(&mut manifests, &conn.default_namespace, lookup);
     observer.event(start.elapsed(), RunEvent::Loaded { resources: manifests.len() });
+    let lookups = (config.image_preflight != images::Preflight::Off)
+        .then(|| images::Lookups::new(access.registry.clone(), conn.client.clone(), access.credentials.clone()));
+    if matches!(config.mode, Mode::Deploy | Mode::DryRun) {
+        if let Some(mut stopped) = preflight(&manifests, access, config.image_preflight, start, observer).await? {
+            stopped.dry_run = config.mode == Mode::DryRun;
+            return Ok(stopped);
+        }
+    }
 
     let applied = match config.mode {
-        Mode::Watch => applying::not_applied(&manifests, start),
+        Mode::Watch | Mode::Check => applying::not_applied(&manifests, start),
         Mode::DryRun | Mode::Deploy => {
             let dry_run = config.mode == Mode::DryRun;
             match applying::apply_all(conn, kinds, &manifests, dry_run, config.timeout, start, observer).await {
@@ -78,11 +177,11 @@ pub async fn run(
                     return Ok(outcome);
                 }
                 applying::Applied::Ready { targets, kinds, rejected } => {
-                    return Ok(judging::judge_all(conn, &kinds, &manifests, targets, rejected, config, start, observer).await);
+                    return Ok(judging::judge_all(conn, &kinds, &manifests, targets, rejected, config, lookups, start, observer).await);
                 }
             }
         }
     };
     let kinds = Kinds::discover(&conn.client).await.map_err(RunError::Discovery)?;
-    Ok(judging::judge_all(conn, &kinds, &manifests, applied, Vec::new(), config, start, observer).await)
+    Ok(judging::judge_all(conn, &kinds, &manifests, applied, Vec::new(), config, lookups, start, observer).await)
 }

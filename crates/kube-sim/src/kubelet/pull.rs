@@ -177,9 +177,13 @@ pub fn attempt(b: &PullBehaviour, n: usize, r: &ImageRef, present: bool) -> Atte
             error: None,
         },
         PullBehaviour::NotFound => fail(not_found(r), Duration::ZERO),
-        PullBehaviour::Unauthorized | PullBehaviour::InvalidName => {
-            fail(unauthorized(r), Duration::ZERO)
-        }
+        PullBehaviour::Unauthorized => fail(unauthorized(r), Duration::ZERO),
+        // The kubelet rejects such a reference before pulling; should one get here, the
+        // runtime refuses it the same way.
+        PullBehaviour::InvalidName => fail(
+            format!("{}invalid reference format", unpack_prefix("Unknown", r)),
+            Duration::ZERO,
+        ),
         PullBehaviour::Errors { errors, then } => match errors.get(n) {
             Some(short) => {
                 let took = if short.trim().eq_ignore_ascii_case("timeout") {

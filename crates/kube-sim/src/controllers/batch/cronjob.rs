@@ -4,13 +4,13 @@
 //! `lastSuccessfulTime`.
 
 use super::cron::Schedule;
+use super::cronjob_jobs::{clean_history, event, job_for, job_key, job_ref, track_jobs};
 use super::job_status::is_finished;
 use crate::controllers::workloads::objects::{
-    controller_ref, format_time, int_at, is_controlled_by, is_deleting, name, namespace, owner_key,
-    parse_time, str_at, uid,
+    format_time, int_at, is_controlled_by, is_deleting, name, namespace, owner_key, parse_time,
+    str_at,
 };
 use crate::engine::{Controller, World};
-use crate::events::EventSpec;
 use crate::store::{Change, ObjectKey};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -22,163 +22,7 @@ use std::time::Duration;
 #[derive(Debug, Default)]
 pub struct CronJobController;
 
-fn event(world: &mut World<'_>, cj: &Value, type_: &str, reason: &str, message: String) {
-    world.event(EventSpec {
-        involved: cj,
-        field_path: None,
-        type_,
-        reason,
-        message,
-        component: None,
-        host: None,
-    });
-}
-
-fn job_key(ns: &str, name: &str) -> ObjectKey {
-    ObjectKey::new("batch", "jobs", ns, name)
-}
-
-/// The Job's terminal condition type, if finished.
-fn finished_as(job: &Value) -> Option<&str> {
-    let conditions = job.pointer("/status/conditions")?.as_array()?;
-    conditions
-        .iter()
-        .find(|c| {
-            matches!(str_at(c, "/type"), "Complete" | "Failed") && str_at(c, "/status") == "True"
-        })
-        .map(|c| str_at(c, "/type"))
-}
-
-fn job_ref(job: &Value) -> Value {
-    json!({"apiVersion": "batch/v1", "kind": "Job", "name": name(job), "namespace": namespace(job),
-           "resourceVersion": str_at(job, "/metadata/resourceVersion"), "uid": uid(job)})
-}
-
 impl CronJobController {
-    /// The Job for `scheduled` (`getJobFromTemplate2`).
-    fn job_for(cj: &Value, scheduled: Timestamp, tz: &TimeZone) -> Value {
-        let template = cj.pointer("/spec/jobTemplate").cloned().unwrap_or_default();
-        let mut annotations = template
-            .pointer("/metadata/annotations")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let local = scheduled.to_zoned(tz.clone());
-        annotations.insert(
-            "batch.kubernetes.io/cronjob-scheduled-timestamp".into(),
-            json!(
-                local
-                    .strftime("%Y-%m-%dT%H:%M:%S%:z")
-                    .to_string()
-                    .replace("+00:00", "Z")
-            ),
-        );
-        let mut metadata = json!({"name": format!("{}-{}", name(cj), scheduled.as_second() / 60), "namespace": namespace(cj),
-            "annotations": annotations, "ownerReferences": [controller_ref(cj)]});
-        if let Some(labels) = template
-            .pointer("/metadata/labels")
-            .filter(|l| l.is_object())
-        {
-            metadata["labels"] = labels.clone();
-        }
-        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
-               "spec": template.get("spec").cloned().unwrap_or_else(|| json!({}))})
-    }
-
-    /// Keep `active` in step with the Jobs that exist; note finished ones.
-    fn track_jobs(world: &mut World<'_>, cj: &Value, jobs: &[Arc<Value>], status: &mut Value) {
-        let mut active: Vec<Value> = status
-            .get("active")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for job in jobs {
-            let listed = active.iter().any(|r| str_at(r, "/uid") == uid(job));
-            match finished_as(job) {
-                None if !listed => active.push(job_ref(job)),
-                Some(cond) if listed => {
-                    active.retain(|r| str_at(r, "/uid") != uid(job));
-                    event(
-                        world,
-                        cj,
-                        "Normal",
-                        "SawCompletedJob",
-                        format!("Saw completed job: {}, condition: {cond}", name(job)),
-                    );
-                    if cond == "Complete" {
-                        let done = str_at(job, "/status/completionTime");
-                        let newer = status
-                            .get("lastSuccessfulTime")
-                            .and_then(Value::as_str)
-                            .is_none_or(|t| t < done);
-                        if !done.is_empty() && newer {
-                            status["lastSuccessfulTime"] = json!(done);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let before = active.len();
-        active.retain(|r| jobs.iter().any(|j| uid(j) == str_at(r, "/uid")));
-        if active.len() != before {
-            event(
-                world,
-                cj,
-                "Warning",
-                "MissingJob",
-                "Active job went missing".into(),
-            );
-        }
-        match active.is_empty() {
-            true => status.as_object_mut().map(|s| s.remove("active")),
-            false => status
-                .as_object_mut()
-                .map(|s| s.insert("active".into(), json!(active))),
-        };
-    }
-
-    /// Delete finished Jobs beyond the history limits, oldest first.
-    fn clean_history(world: &mut World<'_>, cj: &Value, jobs: &[Arc<Value>]) {
-        for (kind, limit) in [
-            (
-                "Complete",
-                int_at(cj, "/spec/successfulJobsHistoryLimit").unwrap_or(3),
-            ),
-            (
-                "Failed",
-                int_at(cj, "/spec/failedJobsHistoryLimit").unwrap_or(1),
-            ),
-        ] {
-            let mut done: Vec<_> = jobs
-                .iter()
-                .filter(|j| finished_as(j) == Some(kind))
-                .collect();
-            done.sort_by(|a, b| {
-                str_at(a, "/status/startTime")
-                    .cmp(str_at(b, "/status/startTime"))
-                    .then_with(|| name(a).cmp(name(b)))
-            });
-            let excess = done
-                .len()
-                .saturating_sub(usize::try_from(limit).unwrap_or(0));
-            for job in done.into_iter().take(excess) {
-                if world
-                    .delete(&job_key(namespace(job), name(job)), Default::default())
-                    .is_ok()
-                {
-                    event(
-                        world,
-                        cj,
-                        "Normal",
-                        "SuccessfulDelete",
-                        format!("Deleted job {}", name(job)),
-                    );
-                }
-            }
-        }
-    }
-
     fn sync(world: &mut World<'_>, key: &ObjectKey, cj: &Value) {
         let jobs: Vec<_> = world
             .list("batch", "jobs", Some(namespace(cj)))
@@ -190,7 +34,7 @@ impl CronJobController {
             .cloned()
             .filter(Value::is_object)
             .unwrap_or_else(|| json!({}));
-        Self::track_jobs(world, cj, &jobs, &mut status);
+        track_jobs(world, cj, &jobs, &mut status);
         let write = |world: &mut World<'_>, status: &Value| {
             let mut next = cj.clone();
             next["status"] = status.clone();
@@ -274,7 +118,7 @@ impl CronJobController {
             .into_iter()
             .filter(|j| is_controlled_by(j, cj))
             .collect();
-        Self::clean_history(world, cj, &jobs);
+        clean_history(world, cj, &jobs);
         if let Some(next) = schedule.next(now, &tz).filter(|_| !suspended) {
             let wait =
                 Duration::from_secs(u64::try_from(next.as_second() - now.as_second()).unwrap_or(0))
@@ -332,7 +176,7 @@ impl CronJobController {
             }
             _ => {}
         }
-        let job = Self::job_for(cj, at, tz);
+        let job = job_for(cj, at, tz);
         let job_name = name(&job).to_owned();
         match world.create(&job_key(namespace(cj), &job_name), job) {
             Ok(created) => {

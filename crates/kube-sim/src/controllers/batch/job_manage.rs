@@ -15,7 +15,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 impl JobSync<'_> {
-
     /// `manageJob`; returns the active count after its creates and deletes.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn manage(

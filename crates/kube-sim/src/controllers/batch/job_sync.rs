@@ -4,17 +4,12 @@
 
 use super::backoff::BackoffRecord;
 use super::indexes::{self, pod_index};
-use super::job_pods::{
-    TRACKING_FINALIZER, has_tracking_finalizer, is_failed, is_terminating, job_pod,
-    only_replace_failed, removal_order,
-};
+use super::job_pods::{has_tracking_finalizer, is_failed, is_terminating};
 use super::job_status::{Finish, JobStatus};
 use crate::controllers::workloads::objects::{
-    NameGenerator, int_at, is_deleting, name, namespace, parse_time, str_at, uid,
+    NameGenerator, int_at, is_deleting, name, parse_time, str_at, uid,
 };
-use crate::controllers::workloads::pods::{
-    create_generated, delete_pod, is_active, is_ready, phase, pod_key,
-};
+use crate::controllers::workloads::pods::{delete_pod, is_active, is_ready, phase};
 use crate::engine::World;
 use crate::events::EventSpec;
 use crate::store::ObjectKey;
@@ -38,7 +33,13 @@ pub(crate) struct JobSync<'a> {
     pub now_str: String,
 }
 
-pub(crate) fn event(world: &mut World<'_>, job: &Value, type_: &str, reason: &str, message: String) {
+pub(crate) fn event(
+    world: &mut World<'_>,
+    job: &Value,
+    type_: &str,
+    reason: &str,
+    message: String,
+) {
     world.event(EventSpec {
         involved: job,
         field_path: None,

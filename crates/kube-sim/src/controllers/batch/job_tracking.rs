@@ -14,7 +14,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 impl JobSync<'_> {
-
     /// `trackJobStatusAndRemoveFinalizers`.
     pub(crate) fn track(
         &self,

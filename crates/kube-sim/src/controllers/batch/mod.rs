@@ -3,6 +3,7 @@
 mod backoff;
 mod cron;
 mod cronjob;
+mod cronjob_jobs;
 mod indexes;
 mod job_controller;
 mod job_manage;

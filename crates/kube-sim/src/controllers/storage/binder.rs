@@ -1,85 +1,25 @@
 //! The `persistentvolume-binder` (kube-controller-manager's PV controller, with the
 //! simulated cluster's external provisioner folded in): binds claims to matching volumes,
-//! provisions `pvc-<uid>` volumes for Immediate classes at once and for
-//! WaitForFirstConsumer classes once the scheduler picks a node, reports unknown classes,
-//! marks claims Lost when their volume disappears, and releases volumes of deleted claims.
+//! has volumes provisioned for Immediate classes at once and for WaitForFirstConsumer
+//! classes once the scheduler picks a node, reports unknown classes, and marks claims Lost
+//! when their volume disappears.
 
+use super::provision::{
+    COMPONENT, RESYNC, annotation, event, provision, pv_key, pvc_key, set_phase,
+};
+use super::reclaim::sync_volume;
 use super::volumes::{
-    BIND_COMPLETED, BOUND_BY_CONTROLLER, SELECTED_NODE, access_modes, claim_ref,
-    provisioned_volume, volume_matches,
+    BIND_COMPLETED, BOUND_BY_CONTROLLER, SELECTED_NODE, access_modes, claim_ref, volume_matches,
 };
 use crate::controllers::workloads::objects::{is_deleting, name, namespace, str_at, uid};
 use crate::engine::{Controller, World};
-use crate::events::EventSpec;
 use crate::store::{Change, ObjectKey};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
-
-/// The PV controller's resync period: pending claims are retried (and their events repeat).
-const RESYNC: Duration = Duration::from_secs(15);
-const COMPONENT: &str = "persistentvolume-controller";
 
 /// Binds PersistentVolumeClaims.
 #[derive(Debug, Default)]
 pub struct VolumeBinder;
-
-fn pvc_key(ns: &str, name: &str) -> ObjectKey {
-    ObjectKey::new("", "persistentvolumeclaims", ns, name)
-}
-
-fn pv_key(name: &str) -> ObjectKey {
-    ObjectKey::new("", "persistentvolumes", "", name)
-}
-
-fn event(
-    world: &mut World<'_>,
-    involved: &Value,
-    type_: &str,
-    reason: &str,
-    message: String,
-    component: &str,
-) {
-    world.event(EventSpec {
-        involved,
-        field_path: None,
-        type_,
-        reason,
-        message,
-        component: Some(component),
-        host: None,
-    });
-}
-
-fn annotation<'a>(v: &'a Value, key: &str) -> &'a str {
-    str_at(
-        v,
-        &format!("/metadata/annotations/{}", key.replace('/', "~1")),
-    )
-}
-
-/// Write a status phase (with the API server's `lastPhaseTransitionTime` for volumes).
-fn set_phase(
-    world: &mut World<'_>,
-    key: &ObjectKey,
-    object: &Value,
-    status: Value,
-) -> Option<Arc<Value>> {
-    let mut next = object.clone();
-    let changed_phase = str_at(object, "/status/phase") != str_at(&status, "/phase");
-    let mut status = status;
-    if key.plural == "persistentvolumes" {
-        status["lastPhaseTransitionTime"] = match (
-            changed_phase,
-            object.pointer("/status/lastPhaseTransitionTime"),
-        ) {
-            (false, Some(t)) => t.clone(),
-            _ => json!(world.timestamp()),
-        };
-    }
-    next["status"] = status;
-    world.update_status(key, next).ok()
-}
 
 impl VolumeBinder {
     fn default_class(world: &World<'_>) -> Option<Arc<Value>> {
@@ -234,129 +174,13 @@ impl VolumeBinder {
             world.requeue_after(key.clone(), RESYNC);
             return;
         }
-        Self::provision(
+        provision(
             world,
             key,
             &pvc,
             &sc,
             (!node.is_empty()).then_some(node.as_str()),
         );
-    }
-
-    /// Hand the claim to the class's provisioner, which creates its volume.
-    fn provision(
-        world: &mut World<'_>,
-        key: &ObjectKey,
-        pvc: &Value,
-        sc: &Value,
-        node: Option<&str>,
-    ) {
-        let provisioner = str_at(sc, "/provisioner").to_owned();
-        if provisioner == "kubernetes.io/no-provisioner" {
-            event(
-                world,
-                pvc,
-                "Normal",
-                "WaitForPodScheduled",
-                "waiting for pod to be scheduled".into(),
-                COMPONENT,
-            );
-            world.requeue_after(key.clone(), RESYNC);
-            return;
-        }
-        let pv_name = format!("pvc-{}", uid(pvc));
-        if world.get(&pv_key(&pv_name)).is_some() {
-            return;
-        }
-        let mut pvc = pvc.clone();
-        if annotation(&pvc, "volume.kubernetes.io/storage-provisioner") != provisioner {
-            pvc["metadata"]["annotations"]["volume.beta.kubernetes.io/storage-provisioner"] =
-                json!(provisioner);
-            pvc["metadata"]["annotations"]["volume.kubernetes.io/storage-provisioner"] =
-                json!(provisioner);
-            match world.update(key, pvc) {
-                Ok(p) => pvc = (*p).clone(),
-                Err(_) => return,
-            }
-            event(
-                world,
-                &pvc,
-                "Normal",
-                "ExternalProvisioning",
-                format!(
-                    "Waiting for a volume to be created either by the external provisioner '{provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
-                ),
-                COMPONENT,
-            );
-        }
-        event(
-            world,
-            &pvc,
-            "Normal",
-            "Provisioning",
-            format!(
-                "External provisioner is provisioning volume for claim \"{}/{}\"",
-                namespace(&pvc),
-                name(&pvc)
-            ),
-            &provisioner,
-        );
-        if world
-            .create(&pv_key(&pv_name), provisioned_volume(&pvc, sc, node))
-            .is_ok()
-        {
-            event(
-                world,
-                &pvc,
-                "Normal",
-                "ProvisioningSucceeded",
-                format!("Successfully provisioned volume {pv_name}"),
-                &provisioner,
-            );
-        }
-    }
-
-    /// `syncVolume`: Available, Bound, or Released (and deleted under reclaimPolicy Delete).
-    fn sync_volume(world: &mut World<'_>, key: &ObjectKey, pv: Arc<Value>) {
-        if is_deleting(&pv) {
-            return;
-        }
-        let Some(claim_ref) = pv.pointer("/spec/claimRef").filter(|r| !r.is_null()) else {
-            if str_at(&pv, "/status/phase") != "Available" {
-                set_phase(world, key, &pv, json!({"phase": "Available"}));
-            }
-            return;
-        };
-        let claim = world.get(&pvc_key(
-            str_at(claim_ref, "/namespace"),
-            str_at(claim_ref, "/name"),
-        ));
-        let ref_uid = str_at(claim_ref, "/uid");
-        match claim {
-            Some(c) if ref_uid.is_empty() || uid(&c) == ref_uid => {
-                let phase = if str_at(&c, "/spec/volumeName") == name(&pv) {
-                    "Bound"
-                } else {
-                    "Available"
-                };
-                if str_at(&pv, "/status/phase") != phase && phase == "Bound" {
-                    set_phase(world, key, &pv, json!({"phase": phase}));
-                }
-            }
-            _ => {
-                if str_at(&pv, "/status/phase") != "Released" {
-                    set_phase(world, key, &pv, json!({"phase": "Released"}));
-                }
-                let provisioned = !str_at(
-                    &pv,
-                    "/metadata/annotations/pv.kubernetes.io~1provisioned-by",
-                )
-                .is_empty();
-                if str_at(&pv, "/spec/persistentVolumeReclaimPolicy") == "Delete" && provisioned {
-                    let _ = world.delete(key, Default::default());
-                }
-            }
-        }
     }
 }
 
@@ -425,7 +249,7 @@ impl Controller for VolumeBinder {
             return;
         };
         if key.plural == "persistentvolumes" {
-            Self::sync_volume(world, key, object);
+            sync_volume(world, key, object);
         } else {
             Self::sync_claim(world, key, object);
         }

@@ -2,6 +2,8 @@
 
 mod binder;
 mod protection;
+mod provision;
+mod reclaim;
 #[cfg(test)]
 mod tests;
 mod volumes;

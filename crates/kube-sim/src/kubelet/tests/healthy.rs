@@ -253,7 +253,7 @@ async fn a_deleted_pod_with_a_finalizer_waits_for_it_after_stopping() {
     let sim = Sim::start(Scenario::default());
     let rec = record(&sim);
     let mut p = web_pod();
-    p["metadata"]["finalizers"] = json!(["batch.kubernetes.io/job-tracking"]);
+    p["metadata"]["finalizers"] = json!(["audit.example.com/retain"]);
     sim.create(p).unwrap();
     run_for(5.0).await;
     delete_pod(&sim, WEB, 30);

@@ -272,3 +272,31 @@ async fn pulls_on_a_node_are_serialised_and_never_policy_needs_the_image() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_unparseable_reference_is_invalid_image_name() {
+    let sim = Sim::start(Scenario::default());
+    let rec = record(&sim);
+    sim.create(api_pod("registry.local/Shop/API:1.0")).unwrap();
+    run_for(12.0).await;
+    let message = "Failed to apply default image tag \"registry.local/Shop/API:1.0\": couldn't parse image name \"registry.local/Shop/API:1.0\": invalid reference format: repository name (Shop/API) must be lowercase";
+    assert_eq!(
+        waiting(&sim),
+        json!({"reason": "InvalidImageName", "message": message})
+    );
+    let inspect: Vec<_> = rec
+        .events(API)
+        .into_iter()
+        .filter(|e| e.2 == "InspectFailed")
+        .map(|e| (e.0, e.1, e.3, e.4))
+        .collect();
+    assert_eq!(
+        inspect,
+        [
+            (200, "Warning".to_owned(), message.to_owned(), 1),
+            (1_200, "Warning".into(), message.into(), 2),
+            (11_200, "Warning".into(), message.into(), 3)
+        ]
+    );
+    assert_eq!(rec.times(API, "Pulling"), Vec::<u64>::new());
+}

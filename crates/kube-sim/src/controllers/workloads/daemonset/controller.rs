@@ -2,21 +2,22 @@
 //! back-off, extra and misplaced pods removed, a RollingUpdate bounded by maxUnavailable,
 //! and the DaemonSet's status (`pkg/controller/daemon`).
 
-use super::placement::{daemon_pod, is_updated, should_run, target_node, template_generation};
+use super::placement::{daemon_pod, should_run, target_node};
 use super::rollout::pods_to_replace;
+use super::status::write_status;
 use crate::controllers::workloads::history::{
     HashStyle, owned_revisions, revision_hash, sync_update_revision, truncate_history,
 };
 use crate::controllers::workloads::objects::{
-    NameGenerator, int_at, is_deleting, name, namespace, owner_key, put_nonzero, str_at,
+    NameGenerator, int_at, is_deleting, name, namespace, owner_key, str_at,
 };
 use crate::controllers::workloads::pods::{
-    available_in, create_generated, delete_pod, is_ready, is_terminal, owned_pods, phase,
+    create_generated, delete_pod, is_terminal, owned_pods, phase,
 };
 use crate::engine::{Controller, World};
 use crate::events::EventSpec;
 use crate::store::{Change, ObjectKey};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -285,77 +286,6 @@ impl Controller for DaemonSetController {
                 int_at(&ds, "/spec/revisionHistoryLimit").unwrap_or(10),
             );
         }
-        self.write_status(world, key, &ds, &nodes, &by_node, &hash, collision_count);
-    }
-}
-
-impl DaemonSetController {
-    /// `updateDaemonSetStatus`.
-    #[allow(clippy::too_many_arguments)]
-    fn write_status(
-        &self,
-        world: &mut World<'_>,
-        key: &ObjectKey,
-        ds: &Value,
-        nodes: &[Arc<Value>],
-        by_node: &NodePods,
-        hash: &str,
-        collision_count: i64,
-    ) {
-        let now = world.store.clock().now();
-        let min_ready = int_at(ds, "/spec/minReadySeconds").unwrap_or(0);
-        let generation = template_generation(ds);
-        let (mut desired, mut current, mut misscheduled, mut ready, mut available, mut updated) =
-            (0, 0, 0, 0, 0, 0);
-        let mut wait: Option<Duration> = None;
-        for node in nodes {
-            let (run, _) = should_run(ds, node);
-            let pods = by_node.get(name(node)).filter(|p| !p.is_empty());
-            match (run, pods) {
-                (true, None) => desired += 1,
-                (true, Some(pods)) => {
-                    desired += 1;
-                    current += 1;
-                    let pod = &pods[0];
-                    if is_ready(pod) {
-                        ready += 1;
-                        match available_in(pod, min_ready, now) {
-                            Some(d) if d.is_zero() => available += 1,
-                            Some(d) => wait = Some(wait.map_or(d, |w| w.min(d))),
-                            None => {}
-                        }
-                    }
-                    if is_updated(pod, hash, generation) {
-                        updated += 1;
-                    }
-                }
-                (false, Some(_)) => misscheduled += 1,
-                (false, None) => {}
-            }
-        }
-        let mut s = Map::new();
-        s.insert("currentNumberScheduled".into(), json!(current));
-        s.insert("numberMisscheduled".into(), json!(misscheduled));
-        s.insert("desiredNumberScheduled".into(), json!(desired));
-        s.insert("numberReady".into(), json!(ready));
-        s.insert(
-            "observedGeneration".into(),
-            json!(int_at(ds, "/metadata/generation").unwrap_or(1)),
-        );
-        put_nonzero(&mut s, "updatedNumberScheduled", updated);
-        put_nonzero(&mut s, "numberAvailable", available);
-        put_nonzero(&mut s, "numberUnavailable", desired - available);
-        if collision_count > 0 {
-            s.insert("collisionCount".into(), json!(collision_count));
-        }
-        if let Some(conditions) = ds.pointer("/status/conditions") {
-            s.insert("conditions".into(), conditions.clone());
-        }
-        let mut next = ds.clone();
-        next["status"] = Value::Object(s);
-        let _ = world.update_status(key, next);
-        if let Some(wait) = wait {
-            world.requeue_after(key.clone(), wait);
-        }
+        write_status(world, key, &ds, &nodes, &by_node, &hash, collision_count);
     }
 }

@@ -3,5 +3,6 @@
 mod controller;
 mod placement;
 mod rollout;
+mod status;
 
 pub use controller::DaemonSetController;

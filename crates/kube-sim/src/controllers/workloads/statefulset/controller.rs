@@ -7,7 +7,7 @@ use super::sync::{Counts, Pass};
 use crate::controllers::workloads::history::{
     HashStyle, owned_revisions, sync_update_revision, truncate_history,
 };
-use crate::controllers::workloads::objects::{int_at, is_controlled_by, name, owner_key, str_at};
+use crate::controllers::workloads::objects::{int_at, name, owner_key, str_at};
 use crate::controllers::workloads::pods::{available_in, owned_pods};
 use crate::engine::{Controller, World};
 use crate::store::{Change, ObjectKey};
@@ -103,10 +103,6 @@ impl Controller for StatefulSetController {
         let mut live: Vec<&str> = vec![name(&current), name(&update)];
         live.extend(pods.iter().map(|p| super::identity::pod_revision(p)));
         let limit = int_at(&set, "/spec/revisionHistoryLimit").unwrap_or(10);
-        let revisions: Vec<_> = revisions
-            .into_iter()
-            .filter(|r| is_controlled_by(r, &set))
-            .collect();
         truncate_history(world, &revisions, &live, limit);
 
         // Pods that are ready but not yet available count once minReadySeconds pass.
