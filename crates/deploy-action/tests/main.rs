@@ -3,4 +3,5 @@
 
 mod cli;
 mod deploy;
+mod images;
 mod support;

@@ -155,17 +155,38 @@ impl Lookups {
     /// Start lookups for images in pull trouble that have none yet.
     pub async fn request(&mut self, snapshot: &Snapshot, tx: &mpsc::Sender<(String, RegistryView)>) {
         for (image, namespace, secrets) in images_in_trouble(snapshot) {
-            if !self.requested.insert(image.clone()) {
-                continue;
-            }
-            let creds = self.credentials(&namespace, secrets).await;
-            let registry = self.registry.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let lookup = registry.lookup(&image, creds.as_ref()).await;
-                let _ = tx.send((image, view_of(&lookup))).await;
-            });
+            self.start(image, &namespace, secrets, tx).await;
         }
+    }
+
+    /// Start a lookup for `image` as pulled by `pod`, unless one was started already.
+    pub async fn request_image(
+        &mut self,
+        image: &str,
+        namespace: &str,
+        snapshot: &Snapshot,
+        pod: &str,
+        tx: &mpsc::Sender<(String, RegistryView)>,
+    ) {
+        let secrets = snapshot
+            .list_raw("", "Pod", Some(namespace))
+            .find(|p| p.pointer("/metadata/name").and_then(Value::as_str) == Some(pod))
+            .map(pull_secrets)
+            .unwrap_or_default();
+        self.start(image.to_owned(), namespace, secrets, tx).await;
+    }
+
+    async fn start(&mut self, image: String, namespace: &str, secrets: Vec<String>, tx: &mpsc::Sender<(String, RegistryView)>) {
+        if !self.requested.insert(image.clone()) {
+            return;
+        }
+        let creds = self.credentials(namespace, secrets).await;
+        let registry = self.registry.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let lookup = registry.lookup(&image, creds.as_ref()).await;
+            let _ = tx.send((image, view_of(&lookup))).await;
+        });
     }
 
     async fn credentials(&mut self, namespace: &str, names: Vec<String>) -> Option<Credentials> {
@@ -191,16 +212,19 @@ impl Lookups {
     }
 }
 
+fn pull_secrets(pod: &Value) -> Vec<String> {
+    pod.pointer("/spec/imagePullSecrets")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|s| s["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
 /// (image, namespace, imagePullSecrets) of every container waiting on a failing pull.
 fn images_in_trouble(snapshot: &Snapshot) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
     for pod in snapshot.list_raw("", "Pod", None) {
         let ns = pod.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default");
-        let secrets: Vec<String> = pod
-            .pointer("/spec/imagePullSecrets")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|s| s["name"].as_str().map(str::to_owned)).collect())
-            .unwrap_or_default();
+        let secrets = pull_secrets(pod);
         for field in ["initContainerStatuses", "containerStatuses"] {
             for status in pod.pointer(&format!("/status/{field}")).and_then(Value::as_array).into_iter().flatten() {
                 let reason = status.pointer("/state/waiting/reason").and_then(Value::as_str);

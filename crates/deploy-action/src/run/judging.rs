@@ -140,15 +140,18 @@ pub async fn judge_all(
             let container = assessment.container().cloned();
             let elapsed = now.saturating_duration_since(w.pending.applied_at);
             let verdict = rules::judge(assessment, elapsed, w.deadline);
-            // A node's "not found" or "denied" waits for the runner's registry lookup when one
-            // is on its way: the registry may have the image (replication lag, a mirror).
-            let awaiting_registry = matches!(&verdict, Some((_, Some(Reason::ImageNotFound | Reason::ImageUnauthorized), _)))
-                && elapsed < w.deadline
-                && container
-                    .as_ref()
-                    .and_then(|c| c.image.as_deref())
-                    .zip(lookups.as_ref())
-                    .is_some_and(|(image, l)| l.in_flight(image, &snapshot));
+            // A node's "not found" or "denied" is final only once the runner's registry lookup
+            // has answered: the registry may have the image (replication lag, a mirror).
+            let mut awaiting_registry = false;
+            if let (Some((_, Some(Reason::ImageNotFound | Reason::ImageUnauthorized), _)), Some(l), Some(c)) =
+                (&verdict, lookups.as_mut(), container.as_ref())
+            {
+                if let Some(image) = c.image.as_deref().filter(|_| elapsed < w.deadline) {
+                    let ns = w.pending.target.id.namespace.clone().unwrap_or_default();
+                    l.request_image(image, &ns, &snapshot, &c.pod, &view_tx).await;
+                    awaiting_registry = l.in_flight(image, &snapshot);
+                }
+            }
             match verdict.filter(|_| !awaiting_registry) {
                 Some(verdict) => {
                     let outcome = explain(conn, &snapshot, &manifests[w.pending.index], &w, verdict, container).await;
