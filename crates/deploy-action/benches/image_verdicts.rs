@@ -1,0 +1,2 @@
+//! Placeholder: the image-verdict benchmark is being written.
+fn main() {}
