@@ -31,7 +31,9 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     let config = Config::from_command(&cli.command)?;
     let stdin = if config.files.iter().any(|f| f == "-") {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("failed to read manifests from stdin")?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("failed to read manifests from stdin")?;
         Some(text)
     } else {
         None
@@ -45,8 +47,14 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("failed to read registry config {}", path.display()))?;
             Some(
-                crate::registry::Credentials::from_docker_config_json(&text)
-                    .with_context(|| format!("failed to read registry credentials from {}", path.display()))?,
+                crate::registry::Credentials::from_docker_config_json(&text).with_context(
+                    || {
+                        format!(
+                            "failed to read registry credentials from {}",
+                            path.display()
+                        )
+                    },
+                )?,
             )
         }
         None => None,
@@ -54,7 +62,11 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     let access = run::RegistryAccess::new(config_credentials, &manifests)?;
     let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     let stderr_tty = std::io::stderr().is_terminal();
-    let style = Style::detect(std::io::stdout().is_terminal(), std::env::var("NO_COLOR").ok().as_deref(), std::env::var("CI").ok().as_deref());
+    let style = Style::detect(
+        std::io::stdout().is_terminal(),
+        std::env::var("NO_COLOR").ok().as_deref(),
+        std::env::var("CI").ok().as_deref(),
+    );
     let mut terminal = Terminal::new(TerminalMode::detect(stderr_tty, github), style);
     if config.mode == crate::config::Mode::Check {
         let outcome = match run::check(&config, &manifests, &access, &mut terminal).await {
@@ -67,12 +79,21 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         terminal.finish();
         return finish(&config, &outcome, &style);
     }
-    let conn = connect::connect(config.kubeconfig.as_deref(), config.context.as_deref(), config.namespace.as_deref())
-        .await
-        .context("failed to connect to the cluster")?;
+    let conn = connect::connect(
+        config.kubeconfig.as_deref(),
+        config.context.as_deref(),
+        config.namespace.as_deref(),
+    )
+    .await
+    .context("failed to connect to the cluster")?;
     let outcome = match run::run(&conn, &config, manifests, &access, &mut terminal).await {
         Ok(o) => o,
-        Err(e @ (RunError::Invalid(_) | RunError::Load(_) | RunError::Config(_) | RunError::Unconfirmed(_))) => {
+        Err(
+            e @ (RunError::Invalid(_)
+            | RunError::Load(_)
+            | RunError::Config(_)
+            | RunError::Unconfirmed(_)),
+        ) => {
             terminal.finish();
             return Ok(invalid(&e));
         }
@@ -83,10 +104,15 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
 }
 
 /// Write the report and print the summary; the exit code follows the result.
-fn finish(config: &Config, outcome: &crate::outcome::RunOutcome, style: &Style) -> anyhow::Result<u8> {
+fn finish(
+    config: &Config,
+    outcome: &crate::outcome::RunOutcome,
+    style: &Style,
+) -> anyhow::Result<u8> {
     if let Some(path) = &config.report {
         let json = serde_json::to_string_pretty(&crate::report::to_json(outcome))?;
-        std::fs::write(path, json + "\n").with_context(|| format!("failed to write report {}", path.display()))?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("failed to write report {}", path.display()))?;
     }
     let mut summary = render::summary(outcome, style);
     if !summary.ends_with('\n') {

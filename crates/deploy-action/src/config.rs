@@ -1,8 +1,8 @@
 //! The validated configuration of a run, built from the command line before any I/O.
 
 use crate::cli::{ClusterArgs, Command};
-use crate::run::images::Preflight;
 use crate::manifest::parse_duration;
+use crate::run::images::Preflight;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -92,7 +92,11 @@ impl Config {
     /// The selector as a label-selector string for watches.
     pub fn selector_string(&self) -> Option<String> {
         (!self.selector.is_empty()).then(|| {
-            self.selector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+            self.selector
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
         })
     }
 }
@@ -100,7 +104,9 @@ impl Config {
 fn parse_selector(s: &str) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut out = BTreeMap::new();
     for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').ok_or_else(|| ConfigError::Selector(s.to_owned()))?;
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| ConfigError::Selector(s.to_owned()))?;
         let (k, v) = (k.trim(), v.trim());
         if k.is_empty() {
             return Err(ConfigError::Selector(s.to_owned()));
@@ -117,29 +123,60 @@ mod tests {
     use clap::Parser;
 
     fn config(args: &[&str]) -> Result<Config, ConfigError> {
-        let cli = Cli::try_parse_from(std::iter::once("deploy-action").chain(args.iter().copied())).unwrap();
+        let cli = Cli::try_parse_from(std::iter::once("deploy-action").chain(args.iter().copied()))
+            .unwrap();
         Config::from_command(&cli.command)
     }
 
     #[test]
     fn reads_modes_timeouts_and_selectors() {
-        let c = config(&["deploy", "-f", "k8s/", "--timeout", "90s", "--selector", "app=web, team=shop"]).unwrap();
+        let c = config(&[
+            "deploy",
+            "-f",
+            "k8s/",
+            "--timeout",
+            "90s",
+            "--selector",
+            "app=web, team=shop",
+        ])
+        .unwrap();
         assert_eq!(c.mode, Mode::Deploy);
         assert_eq!(c.timeout, Duration::from_secs(90));
         assert_eq!(c.selector_string().as_deref(), Some("app=web,team=shop"));
-        assert_eq!(config(&["deploy", "--dry-run", "-f", "-"]).unwrap().mode, Mode::DryRun);
+        assert_eq!(
+            config(&["deploy", "--dry-run", "-f", "-"]).unwrap().mode,
+            Mode::DryRun
+        );
         let w = config(&["watch", "-f", "a.yaml", "b.yaml"]).unwrap();
-        assert_eq!((w.mode, w.files.len(), w.timeout), (Mode::Watch, 2, Duration::from_secs(300)));
+        assert_eq!(
+            (w.mode, w.files.len(), w.timeout),
+            (Mode::Watch, 2, Duration::from_secs(300))
+        );
         assert_eq!(w.image_preflight, Preflight::Auto);
         let c = config(&["check", "-f", "k8s/", "--image-preflight", "require"]).unwrap();
-        assert_eq!((c.mode, c.image_preflight), (Mode::Check, Preflight::Require));
+        assert_eq!(
+            (c.mode, c.image_preflight),
+            (Mode::Check, Preflight::Require)
+        );
     }
 
     #[test]
     fn refuses_bad_values_before_any_io() {
-        assert_eq!(config(&["deploy", "-f", "x", "--timeout", "soon"]).unwrap_err(), ConfigError::Timeout("soon".into()));
-        assert_eq!(config(&["deploy", "-f", "x", "--timeout", "0s"]).unwrap_err(), ConfigError::Timeout("0s".into()));
-        assert!(matches!(config(&["deploy", "-f", "x", "--selector", "app"]), Err(ConfigError::Selector(_))));
-        assert_eq!(config(&["deploy", "-f", "-", "-"]).unwrap_err(), ConfigError::StdinTwice);
+        assert_eq!(
+            config(&["deploy", "-f", "x", "--timeout", "soon"]).unwrap_err(),
+            ConfigError::Timeout("soon".into())
+        );
+        assert_eq!(
+            config(&["deploy", "-f", "x", "--timeout", "0s"]).unwrap_err(),
+            ConfigError::Timeout("0s".into())
+        );
+        assert!(matches!(
+            config(&["deploy", "-f", "x", "--selector", "app"]),
+            Err(ConfigError::Selector(_))
+        ));
+        assert_eq!(
+            config(&["deploy", "-f", "-", "-"]).unwrap_err(),
+            ConfigError::StdinTwice
+        );
     }
 }

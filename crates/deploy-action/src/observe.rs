@@ -6,14 +6,22 @@ use std::time::Duration;
 /// Something that happened during a run, at a time since the run started.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
-    Loaded { resources: usize },
+    Loaded {
+        resources: usize,
+    },
     /// A server-side dry run of every manifest that can be checked before applying.
     Validating,
     Phase(&'static str),
-    Applied { id: ResourceId, dry_run: bool },
+    Applied {
+        id: ResourceId,
+        dry_run: bool,
+    },
     /// A resource is being watched; `state` says where it stands (changes only).
-    Waiting { id: ResourceId, state: String },
-    Verdict(Outcome),
+    Waiting {
+        id: ResourceId,
+        state: String,
+    },
+    Verdict(Box<Outcome>),
     /// A watch failed and is retrying (never fatal).
     WatchTrouble(String),
     /// Image preflight: how many images were looked up.

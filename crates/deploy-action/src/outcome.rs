@@ -105,6 +105,9 @@ impl RunOutcome {
     }
 
     pub fn count(&self, verdict: Verdict) -> usize {
-        self.outcomes.iter().filter(|o| o.verdict == verdict).count()
+        self.outcomes
+            .iter()
+            .filter(|o| o.verdict == verdict)
+            .count()
     }
 }

@@ -46,7 +46,9 @@ const PRIORITY_KINDS: &[&str] = &[
 
 /// Kinds the Kubernetes API serves itself (by API group), as opposed to CRDs.
 fn is_builtin_group(group: &str) -> bool {
-    group.is_empty() || group.ends_with(".k8s.io") || matches!(group, "apps" | "batch" | "autoscaling" | "policy")
+    group.is_empty()
+        || group.ends_with(".k8s.io")
+        || matches!(group, "apps" | "batch" | "autoscaling" | "policy")
 }
 
 /// One manifest's place in the plan.
@@ -89,8 +91,15 @@ pub fn plan(manifests: &[Manifest]) -> Vec<Step> {
                 _ if !is_builtin_group(group) && !custom_new => Phase::Priority,
                 _ => Phase::Rest,
             };
-            let in_new_namespace = m.namespace.as_deref().is_some_and(|ns| new_namespaces.contains(ns));
-            Step { index, phase, dry_run_first: !custom_new && !in_new_namespace }
+            let in_new_namespace = m
+                .namespace
+                .as_deref()
+                .is_some_and(|ns| new_namespaces.contains(ns));
+            Step {
+                index,
+                phase,
+                dry_run_first: !custom_new && !in_new_namespace,
+            }
         })
         .collect();
     steps.sort_by_key(|s| (s.phase, s.index));

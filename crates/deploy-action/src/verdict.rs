@@ -227,14 +227,26 @@ mod tests {
                 "pvc_lost"
             ]
         );
-        assert!(Reason::ALL.iter().filter(|r| r.verdict() == Verdict::TimedOut).count() == 6);
+        assert!(
+            Reason::ALL
+                .iter()
+                .filter(|r| r.verdict() == Verdict::TimedOut)
+                .count()
+                == 6
+        );
     }
 
     #[test]
     fn run_result_prefers_failure_then_timeout() {
         use Verdict::*;
-        assert_eq!(RunResult::from_verdicts([Succeeded, TimedOut, Failed]), RunResult::Failure);
-        assert_eq!(RunResult::from_verdicts([Succeeded, TimedOut]), RunResult::TimedOut);
+        assert_eq!(
+            RunResult::from_verdicts([Succeeded, TimedOut, Failed]),
+            RunResult::Failure
+        );
+        assert_eq!(
+            RunResult::from_verdicts([Succeeded, TimedOut]),
+            RunResult::TimedOut
+        );
         assert_eq!(RunResult::from_verdicts([Succeeded]), RunResult::Success);
         assert_eq!(RunResult::from_verdicts([]), RunResult::Success);
         assert_eq!(RunResult::Failure.exit_code(), 1);

@@ -50,7 +50,12 @@ impl Cluster {
     async fn deploy(&self, args: &[&str]) -> Output {
         let kubeconfig = self.path("kubeconfig");
         let mut cmd = tokio::process::Command::new(BIN);
-        cmd.arg("deploy").args(args).arg("--kubeconfig").arg(&kubeconfig).env_remove("GITHUB_ACTIONS").env("NO_COLOR", "1");
+        cmd.arg("deploy")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .env_remove("GITHUB_ACTIONS")
+            .env("NO_COLOR", "1");
         cmd.output().await.expect("deploy-action runs")
     }
 }
@@ -58,8 +63,14 @@ impl Cluster {
 fn fast() -> Scenario {
     Scenario::builder()
         .default_image(ImageBehaviour::pulls_in(Duration::from_millis(200)))
-        .image("registry.local/shop/api:2", ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"]))
-        .image("registry.local/shop/worker:*", ImageBehaviour::pulls_in(Duration::from_secs(600)))
+        .image(
+            "registry.local/shop/api:2",
+            ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"]),
+        )
+        .image(
+            "registry.local/shop/worker:*",
+            ImageBehaviour::pulls_in(Duration::from_secs(600)),
+        )
         .build()
 }
 
@@ -89,13 +100,17 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn report(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("report written")).expect("report is JSON")
+    serde_json::from_str(&std::fs::read_to_string(path).expect("report written"))
+        .expect("report is JSON")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_manifests_exit_2_with_file_and_line_and_touch_nothing() {
     let c = Cluster::start(fast()).await;
-    let f = c.write("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n");
+    let f = c.write(
+        "bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n",
+    );
     c.settle().await;
     let before = c.sim.store.current_rv();
     let out = c.deploy(&["-f", &f]).await;
@@ -109,25 +124,68 @@ async fn invalid_manifests_exit_2_with_file_and_line_and_touch_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_timeout_is_a_usage_error() {
     let c = Cluster::start(fast()).await;
-    let f = c.write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
+    let f = c.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    );
     let out = c.deploy(&["-f", &f, "--timeout", "soon"]).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("invalid --timeout \"soon\""), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("invalid --timeout \"soon\""),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn success_exits_0_and_writes_the_report() {
     let c = Cluster::start(fast()).await;
-    let f = c.write("web.yaml", &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web}}\ndata: {{a: b}}\n---\n{}", deployment("web", "registry.local/shop/web:1")));
+    let f = c.write(
+        "web.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web}}\ndata: {{a: b}}\n---\n{}",
+            deployment("web", "registry.local/shop/web:1")
+        ),
+    );
     let rep = c.path("report.json");
-    let out = c.deploy(&["-f", &f, "--timeout", "30s", "--report", rep.to_str().unwrap()]).await;
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let out = c
+        .deploy(&[
+            "-f",
+            &f,
+            "--timeout",
+            "30s",
+            "--report",
+            rep.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let r = report(&rep);
     assert_eq!(r["result"], "success");
     assert_eq!(r["dry_run"], false);
-    let kinds: Vec<_> = r["resources"].as_array().unwrap().iter().map(|x| (x["kind"].clone(), x["verdict"].clone(), x["line"].clone())).collect();
-    assert_eq!(kinds, [("ConfigMap".into(), "succeeded".into(), 1.into()), ("Deployment".into(), "succeeded".into(), 6.into())]);
-    assert!(text(&out.stdout).starts_with("SUCCESS"), "{}", text(&out.stdout));
+    let kinds: Vec<_> = r["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["kind"].clone(), x["verdict"].clone(), x["line"].clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("ConfigMap".into(), "succeeded".into(), 1.into()),
+            ("Deployment".into(), "succeeded".into(), 6.into())
+        ]
+    );
+    assert!(
+        text(&out.stdout).starts_with("SUCCESS"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,8 +193,23 @@ async fn a_crash_loop_exits_1_with_reason_and_logs_in_the_summary() {
     let c = Cluster::start(fast()).await;
     let f = c.write("api.yaml", &deployment("api", "registry.local/shop/api:2"));
     let rep = c.path("report.json");
-    let out = c.deploy(&["-f", &f, "--timeout", "30s", "--report", rep.to_str().unwrap()]).await;
-    assert_eq!(out.status.code(), Some(1), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let out = c
+        .deploy(&[
+            "-f",
+            &f,
+            "--timeout",
+            "30s",
+            "--report",
+            rep.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let summary = text(&out.stdout);
     assert!(summary.contains("crash_loop"), "{summary}");
     assert!(summary.contains("fatal: no config"), "{summary}");
@@ -147,10 +220,28 @@ async fn a_crash_loop_exits_1_with_reason_and_logs_in_the_summary() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_registry_exits_70() {
     let c = Cluster::start(fast()).await;
-    let f = c.write("worker.yaml", &deployment("worker", "registry.local/shop/worker:7"));
+    let f = c.write(
+        "worker.yaml",
+        &deployment("worker", "registry.local/shop/worker:7"),
+    );
     let rep = c.path("report.json");
-    let out = c.deploy(&["-f", &f, "--timeout", "3s", "--report", rep.to_str().unwrap()]).await;
-    assert_eq!(out.status.code(), Some(70), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let out = c
+        .deploy(&[
+            "-f",
+            &f,
+            "--timeout",
+            "3s",
+            "--report",
+            rep.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(70),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let r = report(&rep);
     assert_eq!(r["result"], "timed_out");
     assert_eq!(r["resources"][0]["reason"], "registry_slow");
@@ -162,8 +253,20 @@ async fn a_dry_run_changes_nothing() {
     let f = c.write("web.yaml", &deployment("web", "registry.local/shop/web:1"));
     c.settle().await;
     let before = c.sim.store.current_rv();
-    let out = c.deploy(&["-f", &f, "--dry-run", "--image-preflight", "off"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    assert!(text(&out.stdout).starts_with("DRY RUN"), "{}", text(&out.stdout));
+    let out = c
+        .deploy(&["-f", &f, "--dry-run", "--image-preflight", "off"])
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).starts_with("DRY RUN"),
+        "{}",
+        text(&out.stdout)
+    );
     assert_eq!(c.sim.store.current_rv(), before);
 }

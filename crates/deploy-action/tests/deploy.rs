@@ -37,11 +37,17 @@ spec:
 async fn a_healthy_rollout_succeeds() {
     let sim = Sim::start(Scenario::default());
     let yaml = deployment("web", "registry.local/shop/web:1", "");
-    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5).await.unwrap();
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
     assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
     let web = outcome(&run, "Deployment", "web");
     assert_eq!(web.verdict, Verdict::Succeeded);
-    assert!(web.seconds < 30.0, "a 1 s pull took {} s to judge", web.seconds);
+    assert!(
+        web.seconds < 30.0,
+        "a 1 s pull took {} s to judge",
+        web.seconds
+    );
     let stored = sim.get("apps/v1", "Deployment", "default", "web").unwrap();
     assert_eq!(stored["status"]["availableReplicas"], 2);
 }
@@ -50,16 +56,28 @@ async fn a_healthy_rollout_succeeds() {
 async fn a_crash_loop_fails_with_exit_code_and_logs() {
     let sim = Sim::start(
         Scenario::builder()
-            .image("registry.local/shop/api:2", ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"]))
+            .image(
+                "registry.local/shop/api:2",
+                ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"]),
+            )
             .build(),
     );
     let yaml = deployment("api", "registry.local/shop/api:2", "");
-    let run = run_yaml(&sim, "api.yaml", &yaml, Mode::Deploy, MINUTES_5).await.unwrap();
+    let run = run_yaml(&sim, "api.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
     assert_eq!(run.result, RunResult::Failure);
     let api = outcome(&run, "Deployment", "api");
     assert_eq!(api.reason, Some(Reason::CrashLoop), "{api:#?}");
-    assert!(api.message.contains("exited with code 3"), "{}", api.message);
-    let logs = api.logs.as_ref().expect("log tail of the crashed container");
+    assert!(
+        api.message.contains("exited with code 3"),
+        "{}",
+        api.message
+    );
+    let logs = api
+        .logs
+        .as_ref()
+        .expect("log tail of the crashed container");
     assert_eq!(logs.lines, ["fatal: no config"]);
     assert!(api.seconds < 120.0, "crash loop took {} s", api.seconds);
 }
@@ -73,17 +91,31 @@ async fn a_missing_configmap_is_a_container_config_error() {
                 configMapKeyRef: {name: app-config, key: mode}
 ";
     let yaml = deployment("web", "registry.local/shop/web:1", env);
-    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5).await.unwrap();
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
     let web = outcome(&run, "Deployment", "web");
     assert_eq!(web.reason, Some(Reason::ContainerConfigError), "{web:#?}");
-    assert!(web.message.contains("configmap \"app-config\" not found"), "{}", web.message);
+    assert!(
+        web.message.contains("configmap \"app-config\" not found"),
+        "{}",
+        web.message
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_job_fails() {
     let sim = Sim::start(
         Scenario::builder()
-            .image("registry.local/shop/migrate:1", ImageBehaviour::crashing(1, false, Duration::from_secs(2), &["migration 42 failed"]))
+            .image(
+                "registry.local/shop/migrate:1",
+                ImageBehaviour::crashing(
+                    1,
+                    false,
+                    Duration::from_secs(2),
+                    &["migration 42 failed"],
+                ),
+            )
             .build(),
     );
     let yaml = "apiVersion: batch/v1
@@ -99,56 +131,108 @@ spec:
         - name: migrate
           image: registry.local/shop/migrate:1
 ";
-    let run = run_yaml(&sim, "job.yaml", yaml, Mode::Deploy, MINUTES_5).await.unwrap();
+    let run = run_yaml(&sim, "job.yaml", yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
     let job = outcome(&run, "Job", "migrate");
     assert_eq!(job.reason, Some(Reason::JobFailed), "{job:#?}");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_pull_times_out_blaming_the_registry() {
-    let sim = Sim::start(Scenario::builder().image("registry.local/shop/worker:*", ImageBehaviour::pulls_in(Duration::from_secs(600))).build());
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/worker:*",
+                ImageBehaviour::pulls_in(Duration::from_secs(600)),
+            )
+            .build(),
+    );
     let yaml = deployment("worker", "registry.local/shop/worker:7", "");
-    let run = run_yaml(&sim, "worker.yaml", &yaml, Mode::Deploy, Duration::from_secs(60)).await.unwrap();
+    let run = run_yaml(
+        &sim,
+        "worker.yaml",
+        &yaml,
+        Mode::Deploy,
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
     assert_eq!(run.result, RunResult::TimedOut);
     let worker = outcome(&run, "Deployment", "worker");
     assert_eq!(worker.verdict, Verdict::TimedOut);
     assert_eq!(worker.reason, Some(Reason::RegistrySlow), "{worker:#?}");
-    assert!((59.0..=61.0).contains(&worker.seconds), "timed out after {} s", worker.seconds);
+    assert!(
+        (59.0..=61.0).contains(&worker.seconds),
+        "timed out after {} s",
+        worker.seconds
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn progress_deadline_exceeded_ends_the_wait_early() {
-    let sim = Sim::start(Scenario::builder().image("registry.local/shop/ui:*", ImageBehaviour::never_ready()).build());
+    let sim = Sim::start(
+        Scenario::builder()
+            .image("registry.local/shop/ui:*", ImageBehaviour::never_ready())
+            .build(),
+    );
     let probe = "          readinessProbe:
             httpGet: {path: /healthz, port: 8080}
 ";
-    let yaml = deployment("ui", "registry.local/shop/ui:3", probe).replace("replicas: 2", "replicas: 2\n  progressDeadlineSeconds: 30");
-    let run = run_yaml(&sim, "ui.yaml", &yaml, Mode::Deploy, MINUTES_5).await.unwrap();
+    let yaml = deployment("ui", "registry.local/shop/ui:3", probe)
+        .replace("replicas: 2", "replicas: 2\n  progressDeadlineSeconds: 30");
+    let run = run_yaml(&sim, "ui.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
     let ui = outcome(&run, "Deployment", "ui");
     assert_eq!(ui.reason, Some(Reason::ProgressDeadlineExceeded), "{ui:#?}");
-    assert!(ui.seconds < 120.0, "the 30 s progress deadline took {} s to notice", ui.seconds);
+    assert!(
+        ui.seconds < 120.0,
+        "the 30 s progress deadline took {} s to notice",
+        ui.seconds
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_rejected_manifest_fails_and_nothing_is_applied() {
     let sim = Sim::start(Scenario::default());
-    let bad = deployment("bad", "registry.local/shop/web:1", "").replace("labels: {app: bad}", "labels: {app: other}");
-    let yaml = format!("{}---\n{bad}", deployment("good", "registry.local/shop/web:1", ""));
-    let run = run_yaml(&sim, "two.yaml", &yaml, Mode::Deploy, MINUTES_5).await.unwrap();
+    let bad = deployment("bad", "registry.local/shop/web:1", "")
+        .replace("labels: {app: bad}", "labels: {app: other}");
+    let yaml = format!(
+        "{}---\n{bad}",
+        deployment("good", "registry.local/shop/web:1", "")
+    );
+    let run = run_yaml(&sim, "two.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
     assert_eq!(run.result, RunResult::Failure);
     let bad = outcome(&run, "Deployment", "bad");
     assert_eq!(bad.reason, Some(Reason::ApplyRejected));
-    assert!(bad.message.contains("`selector` does not match template `labels`"), "{}", bad.message);
+    assert!(
+        bad.message
+            .contains("`selector` does not match template `labels`"),
+        "{}",
+        bad.message
+    );
     assert_eq!(bad.source.as_ref().unwrap().line, 17);
-    assert!(sim.get("apps/v1", "Deployment", "default", "good").is_none(), "good was applied despite a rejected manifest");
+    assert!(
+        sim.get("apps/v1", "Deployment", "default", "good")
+            .is_none(),
+        "good was applied despite a rejected manifest"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn invalid_yaml_applies_nothing() {
     let sim = Sim::start(Scenario::default());
-    let yaml = format!("{}---\nkind: [unclosed\n", deployment("web", "registry.local/shop/web:1", ""));
+    let yaml = format!(
+        "{}---\nkind: [unclosed\n",
+        deployment("web", "registry.local/shop/web:1", "")
+    );
     let before = sim.store.current_rv();
-    let err = run_yaml(&sim, "broken.yaml", &yaml, Mode::Deploy, MINUTES_5).await.unwrap_err();
+    let err = run_yaml(&sim, "broken.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap_err();
     assert!(matches!(err, RunError::Load(_)), "{err}");
     assert!(err.to_string().contains("broken.yaml:1"), "{err}");
     assert_eq!(sim.store.current_rv(), before, "something was written");
@@ -159,10 +243,15 @@ async fn a_dry_run_stores_nothing_and_reports_what_would_be_applied() {
     let sim = Sim::start(Scenario::default());
     let yaml = deployment("web", "registry.local/shop/web:1", "");
     let before = sim.store.current_rv();
-    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::DryRun, MINUTES_5).await.unwrap();
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::DryRun, MINUTES_5)
+        .await
+        .unwrap();
     assert!(run.dry_run);
     assert_eq!(run.result, RunResult::Success);
-    assert_eq!(outcome(&run, "Deployment", "web").message, "server-side dry run passed");
+    assert_eq!(
+        outcome(&run, "Deployment", "web").message,
+        "server-side dry run passed"
+    );
     assert_eq!(sim.store.current_rv(), before);
     assert!(sim.get("apps/v1", "Deployment", "default", "web").is_none());
 }
@@ -181,11 +270,22 @@ async fn watch_judges_objects_that_already_exist() {
                      {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
                      {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]}
     });
-    let sim = Sim::start(Scenario::builder().at(Duration::ZERO, vec![healthy]).build());
+    let sim = Sim::start(
+        Scenario::builder()
+            .at(Duration::ZERO, vec![healthy])
+            .build(),
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
     let yaml = deployment("legacy", "legacy:1", "").replace("replicas: 2", "replicas: 1");
     let before = sim.store.current_rv();
-    let run = run_yaml(&sim, "legacy.yaml", &yaml, Mode::Watch, MINUTES_5).await.unwrap();
-    assert_eq!(outcome(&run, "Deployment", "legacy").verdict, Verdict::Succeeded, "{:#?}", run.outcomes);
+    let run = run_yaml(&sim, "legacy.yaml", &yaml, Mode::Watch, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome(&run, "Deployment", "legacy").verdict,
+        Verdict::Succeeded,
+        "{:#?}",
+        run.outcomes
+    );
     assert_eq!(sim.store.current_rv(), before, "watch wrote to the cluster");
 }

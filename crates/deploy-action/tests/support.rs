@@ -25,14 +25,28 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
 }
 
 /// Load `yaml` as `file` and run it against `sim` (registry lookups off: hermetic).
-pub async fn run_yaml(sim: &Sim, file: &str, yaml: &str, mode: Mode, timeout: Duration) -> Result<RunOutcome, RunError> {
+pub async fn run_yaml(
+    sim: &Sim,
+    file: &str,
+    yaml: &str,
+    mode: Mode,
+    timeout: Duration,
+) -> Result<RunOutcome, RunError> {
     run_with(sim, file, yaml, config(mode, timeout)).await
 }
 
 /// Load `yaml` as `file` and run it against `sim` with a given configuration.
-pub async fn run_with(sim: &Sim, file: &str, yaml: &str, config: Config) -> Result<RunOutcome, RunError> {
+pub async fn run_with(
+    sim: &Sim,
+    file: &str,
+    yaml: &str,
+    config: Config,
+) -> Result<RunOutcome, RunError> {
     let manifests = load_str(file, yaml).map_err(RunError::Load)?;
-    let conn = Connection { client: sim.client(), default_namespace: "default".into() };
+    let conn = Connection {
+        client: sim.client(),
+        default_namespace: "default".into(),
+    };
     let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();
     run::run(&conn, &config, manifests, &access, &mut recorder).await

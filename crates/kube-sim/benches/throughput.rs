@@ -33,7 +33,10 @@ async fn tcp_client(sim: &mut Sim) -> kube::Client {
 
 fn report(what: &str, n: usize, took: Duration) {
     let per_sec = n as f64 / took.as_secs_f64();
-    println!("| {what} | {n} | {:.2} s | {per_sec:.0}/s |", took.as_secs_f64());
+    println!(
+        "| {what} | {n} | {:.2} s | {per_sec:.0}/s |",
+        took.as_secs_f64()
+    );
 }
 
 async fn list_all(api: &Api<Pod>, limit: Option<u32>) -> usize {
@@ -53,7 +56,11 @@ async fn list_all(api: &Api<Pod>, limit: Option<u32>) -> usize {
 }
 
 async fn initial_watch(api: &Api<Pod>) -> usize {
-    let mut stream = api.watch(&WatchParams::default().timeout(60), "0").await.expect("watch").boxed();
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(60), "0")
+        .await
+        .expect("watch")
+        .boxed();
     let mut n = 0;
     while n < DEPLOYMENTS * REPLICAS {
         match stream.try_next().await.expect("watch event") {
@@ -85,38 +92,70 @@ async fn main() {
             let params = params.clone();
             async move {
                 let d = deployment(i);
-                api.patch(d["metadata"]["name"].as_str().unwrap(), &params, &Patch::Apply(&d)).await.expect("apply");
+                api.patch(
+                    d["metadata"]["name"].as_str().unwrap(),
+                    &params,
+                    &Patch::Apply(&d),
+                )
+                .await
+                .expect("apply");
             }
         })
         .buffer_unordered(8)
         .collect::<Vec<_>>()
         .await;
-    report("server-side apply of a Deployment (TCP, 8 in flight)", DEPLOYMENTS, start.elapsed());
+    report(
+        "server-side apply of a Deployment (TCP, 8 in flight)",
+        DEPLOYMENTS,
+        start.elapsed(),
+    );
 
     let start = Instant::now();
     let want = DEPLOYMENTS * REPLICAS;
     loop {
         let (pods, _) = sim.store.list("", "pods", Some("default"));
-        let running = pods.iter().filter(|p| p.pointer("/status/phase").and_then(|v| v.as_str()) == Some("Running")).count();
+        let running = pods
+            .iter()
+            .filter(|p| p.pointer("/status/phase").and_then(|v| v.as_str()) == Some("Running"))
+            .count();
         if running >= want {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(600), "only {running} of {want} pods running after 10 min");
+        assert!(
+            start.elapsed() < Duration::from_secs(600),
+            "only {running} of {want} pods running after 10 min"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    report("controllers + kubelet: Pods created and Running", want, start.elapsed());
+    report(
+        "controllers + kubelet: Pods created and Running",
+        want,
+        start.elapsed(),
+    );
 
     for (label, client) in [("TCP", &tcp), ("in-process", &local)] {
         let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
         let start = Instant::now();
         let n = list_all(&pods, None).await;
-        report(&format!("list of all Pods, one page ({label})"), n, start.elapsed());
+        report(
+            &format!("list of all Pods, one page ({label})"),
+            n,
+            start.elapsed(),
+        );
         let start = Instant::now();
         let n = list_all(&pods, Some(500)).await;
-        report(&format!("list of all Pods, pages of 500 ({label})"), n, start.elapsed());
+        report(
+            &format!("list of all Pods, pages of 500 ({label})"),
+            n,
+            start.elapsed(),
+        );
         let start = Instant::now();
         let n = initial_watch(&pods).await;
-        report(&format!("watch from resourceVersion 0: initial ADDED events ({label})"), n, start.elapsed());
+        report(
+            &format!("watch from resourceVersion 0: initial ADDED events ({label})"),
+            n,
+            start.elapsed(),
+        );
     }
     println!("\nAPI calls served, by verb and resource (the recorder):");
     for ((verb, resource), n) in sim.server.recorder.counts() {

@@ -1,14 +1,18 @@
 //! The `kube-sim` command line: serve a scenario over HTTP for black-box tests and demos.
 
+use crate::clock::Clock;
 use crate::kubeconfig::write_kubeconfig;
 use crate::scenario::Scenario;
 use crate::sim::Sim;
-use crate::clock::Clock;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "kube-sim", version, about = "A simulated Kubernetes cluster for testing deploy tools")]
+#[command(
+    name = "kube-sim",
+    version,
+    about = "A simulated Kubernetes cluster for testing deploy tools"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -32,9 +36,7 @@ pub enum Command {
         namespace: String,
     },
     /// Check a scenario file and exit.
-    Check {
-        scenario: PathBuf,
-    },
+    Check { scenario: PathBuf },
 }
 
 /// Errors the binary reports before exiting with code 2.
@@ -67,7 +69,12 @@ pub async fn run(cli: Cli, out: &mut dyn std::io::Write) -> Result<(), CliError>
             let _ = writeln!(out, "{}: ok", scenario.display());
             Ok(())
         }
-        Command::Serve { scenario, listen, kubeconfig, namespace } => {
+        Command::Serve {
+            scenario,
+            listen,
+            kubeconfig,
+            namespace,
+        } => {
             let scenario = match scenario {
                 Some(path) => Scenario::from_file(&path)?,
                 None => Scenario::default(),
@@ -77,17 +84,30 @@ pub async fn run(cli: Cli, out: &mut dyn std::io::Write) -> Result<(), CliError>
             let addr = sim
                 .serve(&listen)
                 .await
-                .map_err(|source| CliError::Listen { addr: listen.clone(), source })?;
-            if let Some(path) = &kubeconfig {
-                write_kubeconfig(path, addr, &namespace).map_err(|source| CliError::Kubeconfig {
-                    path: path.display().to_string(),
+                .map_err(|source| CliError::Listen {
+                    addr: listen.clone(),
                     source,
                 })?;
+            if let Some(path) = &kubeconfig {
+                write_kubeconfig(path, addr, &namespace).map_err(|source| {
+                    CliError::Kubeconfig {
+                        path: path.display().to_string(),
+                        source,
+                    }
+                })?;
             }
-            let _ = writeln!(out, "kube-sim serving Kubernetes {} at http://{addr}", sim.scenario.kubernetes_version);
+            let _ = writeln!(
+                out,
+                "kube-sim serving Kubernetes {} at http://{addr}",
+                sim.scenario.kubernetes_version
+            );
             let _ = out.flush();
             shutdown_signal().await;
-            let _ = writeln!(out, "kube-sim: {} API calls served", sim.server.recorder.calls().len());
+            let _ = writeln!(
+                out,
+                "kube-sim: {} API calls served",
+                sim.server.recorder.calls().len()
+            );
             Ok(())
         }
     }

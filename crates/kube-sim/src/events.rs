@@ -33,11 +33,20 @@ pub struct EventRecorder {
 impl EventRecorder {
     pub fn record(&mut self, store: &Store, spec: EventSpec<'_>) {
         let meta = spec.involved.get("metadata").cloned().unwrap_or_default();
-        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let s = |v: &Value, k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         let uid = s(&meta, "uid");
         let namespace = {
             let ns = s(&meta, "namespace");
-            if ns.is_empty() { "default".to_owned() } else { ns }
+            if ns.is_empty() {
+                "default".to_owned()
+            } else {
+                ns
+            }
         };
         let now = store.clock().now_rfc3339();
         let identity = (
@@ -47,20 +56,24 @@ impl EventRecorder {
             spec.reason.to_owned(),
             spec.message.clone(),
         );
-        if let Some(key) = self.seen.get(&identity) {
-            if let Some(existing) = store.get(key) {
-                let mut ev = (*existing).clone();
-                let count = ev.get("count").and_then(Value::as_i64).unwrap_or(1) + 1;
-                ev["count"] = json!(count);
-                ev["lastTimestamp"] = json!(now);
-                ev["series"] = json!({"count": count, "lastObservedTime": store.clock().now_micro()});
-                if store.update(key, ev, None).is_ok() {
-                    return;
-                }
+        if let Some(key) = self.seen.get(&identity)
+            && let Some(existing) = store.get(key)
+        {
+            let mut ev = (*existing).clone();
+            let count = ev.get("count").and_then(Value::as_i64).unwrap_or(1) + 1;
+            ev["count"] = json!(count);
+            ev["lastTimestamp"] = json!(now);
+            ev["series"] = json!({"count": count, "lastObservedTime": store.clock().now_micro()});
+            if store.update(key, ev, None).is_ok() {
+                return;
             }
         }
         self.counter += 1;
-        let name = format!("{}.{:016x}", s(&meta, "name"), 0x1880_0000_0000_0000_u64 + self.counter);
+        let name = format!(
+            "{}.{:016x}",
+            s(&meta, "name"),
+            0x1880_0000_0000_0000_u64 + self.counter
+        );
         let component = spec.component.unwrap_or("kube-controller-manager");
         let mut involved = json!({
             "apiVersion": s(spec.involved, "apiVersion"),
@@ -159,14 +172,28 @@ mod tests {
         rec.record(&store, failed("Failed to pull image \"x\": not found"));
         rec.record(&store, failed("Error: ErrImagePull"));
 
-        let kinds: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).map(|c| c.kind).collect();
-        assert_eq!(kinds, [ChangeType::Added, ChangeType::Modified, ChangeType::Added]);
+        let kinds: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|c| c.kind)
+            .collect();
+        assert_eq!(
+            kinds,
+            [ChangeType::Added, ChangeType::Modified, ChangeType::Added]
+        );
         let (events, _) = store.list("", "events", Some("shop"));
-        let merged = events.iter().find(|e| e["count"] == 2).expect("merged event");
+        let merged = events
+            .iter()
+            .find(|e| e["count"] == 2)
+            .expect("merged event");
         assert_eq!(merged["firstTimestamp"], "2026-01-01T00:00:00Z");
         assert_eq!(merged["lastTimestamp"], "2026-01-01T00:00:10Z");
-        assert_eq!(merged["involvedObject"]["fieldPath"], "spec.containers{web}");
-        assert_eq!(merged["source"], json!({"component": "kubelet", "host": "sim-node-1"}));
+        assert_eq!(
+            merged["involvedObject"]["fieldPath"],
+            "spec.containers{web}"
+        );
+        assert_eq!(
+            merged["source"],
+            json!({"component": "kubelet", "host": "sim-node-1"})
+        );
         let v1 = to_events_v1(merged);
         assert_eq!(v1["note"], "Failed to pull image \"x\": not found");
         assert_eq!(v1["regarding"]["name"], "web-1");

@@ -29,7 +29,11 @@ users:
 ///
 /// # Errors
 /// When the file cannot be written.
-pub fn write_kubeconfig(path: &std::path::Path, addr: SocketAddr, namespace: &str) -> std::io::Result<()> {
+pub fn write_kubeconfig(
+    path: &std::path::Path,
+    addr: SocketAddr,
+    namespace: &str,
+) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, kubeconfig(addr, namespace))?;
     std::fs::rename(&tmp, path)

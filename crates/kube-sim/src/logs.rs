@@ -21,7 +21,9 @@ impl LogStore {
     /// A new container instance starts: its predecessor's lines become `previous`.
     pub fn start_instance(&self, namespace: &str, pod: &str, container: &str, lines: &[String]) {
         let mut logs = self.logs.lock().expect("logs lock");
-        let entry = logs.entry((namespace.into(), pod.into(), container.into())).or_default();
+        let entry = logs
+            .entry((namespace.into(), pod.into(), container.into()))
+            .or_default();
         if entry.started {
             entry.previous = Some(std::mem::take(&mut entry.current));
         }
@@ -30,15 +32,28 @@ impl LogStore {
     }
 
     /// Lines of the current (or previous) instance; `None` if that instance never ran.
-    pub fn read(&self, namespace: &str, pod: &str, container: &str, previous: bool) -> Option<Vec<String>> {
+    pub fn read(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        previous: bool,
+    ) -> Option<Vec<String>> {
         let logs = self.logs.lock().expect("logs lock");
         let entry = logs.get(&(namespace.into(), pod.into(), container.into()))?;
-        if previous { entry.previous.clone() } else { entry.started.then(|| entry.current.clone()) }
+        if previous {
+            entry.previous.clone()
+        } else {
+            entry.started.then(|| entry.current.clone())
+        }
     }
 
     /// Forget a deleted pod's logs.
     pub fn forget_pod(&self, namespace: &str, pod: &str) {
-        self.logs.lock().expect("logs lock").retain(|(ns, p, _), _| !(ns == namespace && p == pod));
+        self.logs
+            .lock()
+            .expect("logs lock")
+            .retain(|(ns, p, _), _| !(ns == namespace && p == pod));
     }
 }
 

@@ -5,7 +5,10 @@ use std::process::ExitCode;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let cli = kube_sim::cli::Cli::parse();
     match kube_sim::cli::run(cli, &mut std::io::stdout()).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -16,7 +19,10 @@ async fn main() -> ExitCode {
                 msg.push_str(&format!(": {s}"));
                 source = s.source();
             }
-            #[expect(clippy::print_stderr, reason = "the binary's one place to report errors")]
+            #[expect(
+                clippy::print_stderr,
+                reason = "the binary's one place to report errors"
+            )]
             {
                 eprintln!("{msg}");
             }

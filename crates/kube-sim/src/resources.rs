@@ -80,40 +80,319 @@ const BUILTIN: &[Row] = &[
     ("", "v1", "ConfigMap", "configmaps", true, &["cm"], &[], &[]),
     ("", "v1", "Endpoints", "endpoints", true, &["ep"], &[], &[]),
     ("", "v1", "Event", "events", true, &["ev"], &[], &[]),
-    ("", "v1", "LimitRange", "limitranges", true, &["limits"], &[], &[]),
-    ("", "v1", "Namespace", "namespaces", false, &["ns"], &["status"], &[]),
+    (
+        "",
+        "v1",
+        "LimitRange",
+        "limitranges",
+        true,
+        &["limits"],
+        &[],
+        &[],
+    ),
+    (
+        "",
+        "v1",
+        "Namespace",
+        "namespaces",
+        false,
+        &["ns"],
+        &["status"],
+        &[],
+    ),
     ("", "v1", "Node", "nodes", false, &["no"], &["status"], &[]),
-    ("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", true, &["pvc"], &["status"], &[]),
-    ("", "v1", "PersistentVolume", "persistentvolumes", false, &["pv"], &["status"], &[]),
-    ("", "v1", "Pod", "pods", true, &["po"], &["status", "log", "binding", "eviction"], ALL),
-    ("", "v1", "ReplicationController", "replicationcontrollers", true, &["rc"], &["status", "scale"], ALL),
-    ("", "v1", "ResourceQuota", "resourcequotas", true, &["quota"], &["status"], &[]),
+    (
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+        &["pvc"],
+        &["status"],
+        &[],
+    ),
+    (
+        "",
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        false,
+        &["pv"],
+        &["status"],
+        &[],
+    ),
+    (
+        "",
+        "v1",
+        "Pod",
+        "pods",
+        true,
+        &["po"],
+        &["status", "log", "binding", "eviction"],
+        ALL,
+    ),
+    (
+        "",
+        "v1",
+        "ReplicationController",
+        "replicationcontrollers",
+        true,
+        &["rc"],
+        &["status", "scale"],
+        ALL,
+    ),
+    (
+        "",
+        "v1",
+        "ResourceQuota",
+        "resourcequotas",
+        true,
+        &["quota"],
+        &["status"],
+        &[],
+    ),
     ("", "v1", "Secret", "secrets", true, &[], &[], &[]),
-    ("", "v1", "ServiceAccount", "serviceaccounts", true, &["sa"], &[], &[]),
-    ("", "v1", "Service", "services", true, &["svc"], &["status"], ALL),
-    ("apps", "v1", "ControllerRevision", "controllerrevisions", true, &[], &[], &[]),
-    ("apps", "v1", "DaemonSet", "daemonsets", true, &["ds"], &["status"], ALL),
-    ("apps", "v1", "Deployment", "deployments", true, &["deploy"], &["status", "scale"], ALL),
-    ("apps", "v1", "ReplicaSet", "replicasets", true, &["rs"], &["status", "scale"], ALL),
-    ("apps", "v1", "StatefulSet", "statefulsets", true, &["sts"], &["status", "scale"], ALL),
-    ("batch", "v1", "CronJob", "cronjobs", true, &["cj"], &["status"], ALL),
+    (
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        true,
+        &["sa"],
+        &[],
+        &[],
+    ),
+    (
+        "",
+        "v1",
+        "Service",
+        "services",
+        true,
+        &["svc"],
+        &["status"],
+        ALL,
+    ),
+    (
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        true,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "apps",
+        "v1",
+        "DaemonSet",
+        "daemonsets",
+        true,
+        &["ds"],
+        &["status"],
+        ALL,
+    ),
+    (
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        true,
+        &["deploy"],
+        &["status", "scale"],
+        ALL,
+    ),
+    (
+        "apps",
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+        true,
+        &["rs"],
+        &["status", "scale"],
+        ALL,
+    ),
+    (
+        "apps",
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+        true,
+        &["sts"],
+        &["status", "scale"],
+        ALL,
+    ),
+    (
+        "batch",
+        "v1",
+        "CronJob",
+        "cronjobs",
+        true,
+        &["cj"],
+        &["status"],
+        ALL,
+    ),
     ("batch", "v1", "Job", "jobs", true, &[], &["status"], ALL),
-    ("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, &["hpa"], &["status"], ALL),
-    ("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, &["hpa"], &["status"], ALL),
-    ("networking.k8s.io", "v1", "Ingress", "ingresses", true, &["ing"], &["status"], &[]),
-    ("networking.k8s.io", "v1", "IngressClass", "ingressclasses", false, &[], &[], &[]),
-    ("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", true, &["netpol"], &[], &[]),
-    ("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", true, &["pdb"], &["status"], &[]),
-    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false, &[], &[], &[]),
-    ("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false, &[], &[], &[]),
-    ("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true, &[], &[], &[]),
-    ("rbac.authorization.k8s.io", "v1", "Role", "roles", true, &[], &[], &[]),
-    ("storage.k8s.io", "v1", "StorageClass", "storageclasses", false, &["sc"], &[], &[]),
-    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false, &["crd", "crds"], &["status"], &[]),
-    ("events.k8s.io", "v1", "Event", "events", true, &["ev"], &[], &[]),
-    ("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, &[], &[], &[]),
-    ("coordination.k8s.io", "v1", "Lease", "leases", true, &[], &[], &[]),
-    ("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", false, &["pc"], &[], &[]),
+    (
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        &["hpa"],
+        &["status"],
+        ALL,
+    ),
+    (
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        &["hpa"],
+        &["status"],
+        ALL,
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        "ingresses",
+        true,
+        &["ing"],
+        &["status"],
+        &[],
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        "ingressclasses",
+        false,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        true,
+        &["netpol"],
+        &[],
+        &[],
+    ),
+    (
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        true,
+        &["pdb"],
+        &["status"],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        true,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        "storageclasses",
+        false,
+        &["sc"],
+        &[],
+        &[],
+    ),
+    (
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+        &["crd", "crds"],
+        &["status"],
+        &[],
+    ),
+    (
+        "events.k8s.io",
+        "v1",
+        "Event",
+        "events",
+        true,
+        &["ev"],
+        &[],
+        &[],
+    ),
+    (
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        "endpointslices",
+        true,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        "leases",
+        true,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        "priorityclasses",
+        false,
+        &["pc"],
+        &[],
+        &[],
+    ),
 ];
 
 /// Thread-safe set of resource types; CRDs add and remove entries at run time.
@@ -204,14 +483,25 @@ impl Registry {
             return;
         };
         let mut all = self.types.write().expect("registry lock");
-        all.retain(|t| !(t.custom && types.iter().any(|n| n.group == t.group && n.plural == t.plural)));
+        all.retain(|t| {
+            !(t.custom
+                && types
+                    .iter()
+                    .any(|n| n.group == t.group && n.plural == t.plural))
+        });
         all.extend(types);
     }
 
     /// Stop serving a CRD's resources.
     pub fn remove_crd(&self, crd: &Value) {
-        let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
-        let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default();
+        let group = crd
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let plural = crd
+            .pointer("/spec/names/plural")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         self.types
             .write()
             .expect("registry lock")
@@ -236,7 +526,12 @@ fn crd_resource_types(crd: &Value) -> Option<Vec<ResourceType>> {
         .map_or_else(|| kind.to_ascii_lowercase(), str::to_owned);
     let strings = |v: Option<&Value>| -> Vec<String> {
         v.and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
@@ -309,7 +604,7 @@ mod tests {
         let d = r.by_path("apps", "v1", "deployments").unwrap();
         assert_eq!(d.kind, "Deployment");
         assert!(d.namespaced && d.has_status());
-        assert_eq!(r.by_kind("v1", "Namespace").unwrap().namespaced, false);
+        assert!(!r.by_kind("v1", "Namespace").unwrap().namespaced);
         assert!(r.by_kind("apps/v1beta1", "Deployment").is_none());
     }
 

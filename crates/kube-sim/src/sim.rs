@@ -45,15 +45,29 @@ impl Sim {
         let logs = Arc::new(LogStore::default());
         let scenario = Arc::new(scenario);
         bootstrap(&store, &scenario);
-        let mut engine = Engine::new(store.clone(), registry.clone(), scenario.clone(), logs.clone());
+        let mut engine = Engine::new(
+            store.clone(),
+            registry.clone(),
+            scenario.clone(),
+            logs.clone(),
+        );
         for c in crate::controllers::all() {
             engine.add(c);
         }
         let mut tasks = vec![tokio::spawn(engine.run())];
         if !scenario.timeline.is_empty() {
-            tasks.push(tokio::spawn(replay(store.clone(), registry.clone(), scenario.clone())));
+            tasks.push(tokio::spawn(replay(
+                store.clone(),
+                registry.clone(),
+                scenario.clone(),
+            )));
         }
-        let server = Arc::new(ServerState::new(store.clone(), registry.clone(), scenario.clone(), logs.clone()));
+        let server = Arc::new(ServerState::new(
+            store.clone(),
+            registry.clone(),
+            scenario.clone(),
+            logs.clone(),
+        ));
         Sim {
             store,
             registry,
@@ -163,7 +177,11 @@ async fn replay(store: Arc<Store>, registry: Arc<Registry>, scenario: Arc<Scenar
                 other => other,
             };
             if let Err(e) = result {
-                tracing::warn!("timeline object {}/{} not applied: {e}", key.plural, key.name);
+                tracing::warn!(
+                    "timeline object {}/{} not applied: {e}",
+                    key.plural,
+                    key.name
+                );
             }
         }
         for r in &step.delete {

@@ -36,6 +36,9 @@ impl ObjectKey {
     }
 }
 
+/// A live feed of every change committed to the store.
+pub type Subscription = broadcast::Receiver<Arc<Change>>;
+
 /// What kind of change a watch event reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChangeType {
@@ -71,7 +74,9 @@ pub enum StoreError {
     AlreadyExists(String),
     #[error("{0} not found")]
     NotFound(String),
-    #[error("the object has been modified; please apply your changes to the latest version and try again")]
+    #[error(
+        "the object has been modified; please apply your changes to the latest version and try again"
+    )]
     Conflict,
     #[error("too old resource version: {requested} ({oldest})")]
     Expired { requested: u64, oldest: u64 },
@@ -183,10 +188,7 @@ impl Store {
     }
 
     /// Changes after `rv` still in history plus a live subscription, taken atomically.
-    pub fn watch_from(
-        &self,
-        rv: u64,
-    ) -> Result<(Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>), StoreError> {
+    pub fn watch_from(&self, rv: u64) -> Result<(Vec<Arc<Change>>, Subscription), StoreError> {
         let inner = self.lock();
         if rv < inner.horizon {
             return Err(StoreError::Expired {
@@ -194,7 +196,12 @@ impl Store {
                 oldest: inner.horizon,
             });
         }
-        let past = inner.history.iter().filter(|c| c.rv > rv).cloned().collect();
+        let past = inner
+            .history
+            .iter()
+            .filter(|c| c.rv > rv)
+            .cloned()
+            .collect();
         Ok((past, self.tx.subscribe()))
     }
 
@@ -264,10 +271,13 @@ impl Store {
             .get(key)
             .cloned()
             .ok_or_else(|| StoreError::NotFound(describe(key)))?;
-        if let Some(expected) = expected_rv.filter(|e| !e.is_empty()) {
-            if old.pointer("/metadata/resourceVersion").and_then(Value::as_str) != Some(expected) {
-                return Err(StoreError::Conflict);
-            }
+        if let Some(expected) = expected_rv.filter(|e| !e.is_empty())
+            && old
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                != Some(expected)
+        {
+            return Err(StoreError::Conflict);
         }
         let old_meta = old.get("metadata").cloned().unwrap_or_default();
         let mut generation = old_meta.get("generation").and_then(Value::as_i64);
@@ -275,7 +285,12 @@ impl Store {
             generation = Some(generation.unwrap_or(0) + 1);
         }
         let meta = metadata_mut(&mut object);
-        for immutable in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+        for immutable in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ] {
             match old_meta.get(immutable) {
                 Some(v) => meta.insert(immutable.into(), v.clone()),
                 None => meta.remove(immutable),
@@ -322,7 +337,11 @@ impl Store {
         let mut object = (*old).clone();
         let meta = metadata_mut(&mut object);
         meta.insert("deletionTimestamp".into(), json!(self.clock.now_rfc3339()));
-        let grace = if graceful { opts.grace_period_seconds.unwrap_or(30) } else { 0 };
+        let grace = if graceful {
+            opts.grace_period_seconds.unwrap_or(30)
+        } else {
+            0
+        };
         meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
         Ok(self.commit(&mut inner, ChangeType::Modified, key, object, Some(old)))
     }
@@ -434,13 +453,19 @@ mod tests {
     async fn create_sets_server_fields_and_update_bumps_generation_only_for_spec() {
         let s = store();
         let created = s
-            .create(&deploy_key(), json!({"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "web"}, "spec": {"replicas": 1}}))
+            .create(
+                &deploy_key(),
+                json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": {"replicas": 1}}),
+            )
             .unwrap();
         assert_eq!(created["metadata"]["generation"], 1);
         assert_eq!(created["metadata"]["namespace"], "shop");
         assert_eq!(created["metadata"]["resourceVersion"], "1001");
-        assert_eq!(created["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
+        assert_eq!(
+            created["metadata"]["creationTimestamp"],
+            "2026-01-01T00:00:00Z"
+        );
 
         let mut status_only = (*created).clone();
         status_only["status"] = json!({"replicas": 1});
@@ -449,7 +474,10 @@ mod tests {
 
         let mut scaled = (*after).clone();
         scaled["spec"]["replicas"] = json!(3);
-        assert_eq!(s.update(&deploy_key(), scaled.clone(), Some("1001")), Err(StoreError::Conflict));
+        assert_eq!(
+            s.update(&deploy_key(), scaled.clone(), Some("1001")),
+            Err(StoreError::Conflict)
+        );
         let after = s.update(&deploy_key(), scaled, None).unwrap();
         assert_eq!(after["metadata"]["generation"], 2);
         assert_eq!(after["metadata"]["uid"], created["metadata"]["uid"]);
@@ -459,7 +487,11 @@ mod tests {
     async fn finalizers_hold_a_delete_until_removed() {
         let s = store();
         let key = ObjectKey::new("", "configmaps", "shop", "cfg");
-        s.create(&key, json!({"metadata": {"name": "cfg", "finalizers": ["x/y"]}})).unwrap();
+        s.create(
+            &key,
+            json!({"metadata": {"name": "cfg", "finalizers": ["x/y"]}}),
+        )
+        .unwrap();
         let marked = s.delete(&key, DeleteOptions::default()).unwrap();
         assert!(marked["metadata"]["deletionTimestamp"].is_string());
         let mut cleared = (*marked).clone();
@@ -472,15 +504,23 @@ mod tests {
     async fn watch_from_replays_history_and_expires_beyond_it() {
         let s = store();
         let key = ObjectKey::new("", "configmaps", "shop", "cfg");
-        s.create(&key, json!({"metadata": {"name": "cfg"}})).unwrap();
+        s.create(&key, json!({"metadata": {"name": "cfg"}}))
+            .unwrap();
         for i in 0..5 {
-            s.update(&key, json!({"metadata": {"name": "cfg"}, "data": {"i": i.to_string()}}), None)
-                .unwrap();
+            s.update(
+                &key,
+                json!({"metadata": {"name": "cfg"}, "data": {"i": i.to_string()}}),
+                None,
+            )
+            .unwrap();
         }
         // history keeps 4 changes: rv 1003..=1006
         let (past, _rx) = s.watch_from(1004).unwrap();
         assert_eq!(past.iter().map(|c| c.rv).collect::<Vec<_>>(), [1005, 1006]);
-        assert!(matches!(s.watch_from(1001), Err(StoreError::Expired { .. })));
+        assert!(matches!(
+            s.watch_from(1001),
+            Err(StoreError::Expired { .. })
+        ));
         let deleted = s.delete(&key, DeleteOptions::default()).unwrap();
         assert_eq!(deleted["metadata"]["resourceVersion"], "1007");
     }

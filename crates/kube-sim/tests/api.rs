@@ -2,7 +2,9 @@
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kube_sim::{Scenario, Sim};
 use serde_json::json;
 
@@ -16,33 +18,63 @@ fn cm(name: &str, app: &str) -> ConfigMap {
 async fn crud_and_label_selected_lists_round_trip_through_kube_rs() {
     let sim = Sim::start(Scenario::default());
     let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
-    let created = api.create(&PostParams::default(), &cm("a", "web")).await.unwrap();
+    let created = api
+        .create(&PostParams::default(), &cm("a", "web"))
+        .await
+        .unwrap();
     assert!(created.metadata.uid.is_some());
     assert!(created.metadata.resource_version.is_some());
-    api.create(&PostParams::default(), &cm("b", "api")).await.unwrap();
-    let err = api.create(&PostParams::default(), &cm("a", "web")).await.unwrap_err();
-    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 409 && s.reason == "AlreadyExists"), "{err:?}");
+    api.create(&PostParams::default(), &cm("b", "api"))
+        .await
+        .unwrap();
+    let err = api
+        .create(&PostParams::default(), &cm("a", "web"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409 && s.reason == "AlreadyExists"),
+        "{err:?}"
+    );
 
-    let web = api.list(&ListParams::default().labels("app=web")).await.unwrap();
-    assert_eq!(web.items.iter().map(|c| c.metadata.name.clone().unwrap()).collect::<Vec<_>>(), ["a"]);
+    let web = api
+        .list(&ListParams::default().labels("app=web"))
+        .await
+        .unwrap();
+    assert_eq!(
+        web.items
+            .iter()
+            .map(|c| c.metadata.name.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["a"]
+    );
     let page = api.list(&ListParams::default().limit(1)).await.unwrap();
     assert_eq!(page.items.len(), 1);
     let rest = api
-        .list(&ListParams::default().limit(1).continue_token(page.metadata.continue_.as_deref().unwrap()))
+        .list(
+            &ListParams::default()
+                .limit(1)
+                .continue_token(page.metadata.continue_.as_deref().unwrap()),
+        )
         .await
         .unwrap();
     assert_eq!(rest.items[0].metadata.name.as_deref(), Some("b"));
 
     api.delete("a", &DeleteParams::default()).await.unwrap();
     let err = api.get("a").await.unwrap_err();
-    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 404), "{err:?}");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 404),
+        "{err:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_watch_with_a_selector_sees_deleted_when_an_object_stops_matching() {
     let sim = Sim::start(Scenario::default());
     let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
-    let created = api.create(&PostParams::default(), &cm("a", "web")).await.unwrap();
+    let created = api
+        .create(&PostParams::default(), &cm("a", "web"))
+        .await
+        .unwrap();
     let rv = created.metadata.resource_version.clone().unwrap();
     let mut stream = api
         .watch(&WatchParams::default().labels("app=web").timeout(10), &rv)
@@ -50,7 +82,9 @@ async fn a_watch_with_a_selector_sees_deleted_when_an_object_stops_matching() {
         .unwrap()
         .boxed();
     let relabel = json!({"metadata": {"labels": {"app": "other"}}});
-    api.patch("a", &PatchParams::default(), &Patch::Merge(&relabel)).await.unwrap();
+    api.patch("a", &PatchParams::default(), &Patch::Merge(&relabel))
+        .await
+        .unwrap();
     match stream.try_next().await.unwrap() {
         Some(WatchEvent::Deleted(obj)) => {
             assert_ne!(obj.metadata.resource_version.as_deref(), Some(rv.as_str()));
@@ -63,12 +97,21 @@ async fn a_watch_with_a_selector_sees_deleted_when_an_object_stops_matching() {
 async fn a_watch_from_a_compacted_version_gets_410_in_stream() {
     let sim = Sim::start(Scenario::builder().watch_history(2).build());
     let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
-    let first = api.create(&PostParams::default(), &cm("a", "web")).await.unwrap();
+    let first = api
+        .create(&PostParams::default(), &cm("a", "web"))
+        .await
+        .unwrap();
     for n in ["b", "c", "d"] {
-        api.create(&PostParams::default(), &cm(n, "web")).await.unwrap();
+        api.create(&PostParams::default(), &cm(n, "web"))
+            .await
+            .unwrap();
     }
     let rv = first.metadata.resource_version.unwrap();
-    let mut stream = api.watch(&WatchParams::default(), &rv).await.unwrap().boxed();
+    let mut stream = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
     match stream.try_next().await.unwrap() {
         Some(WatchEvent::Error(e)) => assert_eq!((e.code, e.reason.as_str()), (410, "Expired")),
         other => panic!("expected an in-stream 410, got {other:?}"),
@@ -81,7 +124,10 @@ async fn server_side_dry_run_stores_nothing() {
     let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
     let before = sim.store.current_rv();
     let params = PatchParams::apply("deploy-action").dry_run();
-    let applied = api.patch("dry", &params, &Patch::Apply(cm("dry", "web"))).await.unwrap();
+    let applied = api
+        .patch("dry", &params, &Patch::Apply(cm("dry", "web")))
+        .await
+        .unwrap();
     assert_eq!(applied.metadata.name.as_deref(), Some("dry"));
     assert_eq!(sim.store.current_rv(), before);
     assert!(api.get_opt("dry").await.unwrap().is_none());

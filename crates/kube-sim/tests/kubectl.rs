@@ -15,7 +15,12 @@ pub fn kubectl() -> Option<PathBuf> {
     if pinned.exists() {
         return Some(pinned);
     }
-    Command::new("kubectl").arg("version").arg("--client").output().ok().map(|_| PathBuf::from("kubectl"))
+    Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .ok()
+        .map(|_| PathBuf::from("kubectl"))
 }
 
 /// A cluster served on loopback with a kubeconfig, and kubectl pointed at it.
@@ -29,7 +34,10 @@ pub struct Served {
 impl Served {
     pub async fn start(scenario: Scenario) -> Option<Served> {
         let Some(kubectl) = kubectl() else {
-            #[expect(clippy::print_stderr, reason = "a skipped fidelity test must say so loudly")]
+            #[expect(
+                clippy::print_stderr,
+                reason = "a skipped fidelity test must say so loudly"
+            )]
             {
                 eprintln!("SKIPPED: no kubectl on this machine; kube-sim fidelity is unchecked");
             }
@@ -40,13 +48,20 @@ impl Served {
         let dir = tempfile::tempdir().expect("tempdir");
         let kubeconfig = dir.path().join("kubeconfig");
         write_kubeconfig(&kubeconfig, addr, "default").expect("kubeconfig");
-        Some(Served { sim, kubectl, _dir: dir, kubeconfig })
+        Some(Served {
+            sim,
+            kubectl,
+            _dir: dir,
+            kubeconfig,
+        })
     }
 
     pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut cmd = tokio::process::Command::new(&self.kubectl);
         cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
-        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().expect("kubectl runs");
         if let Some(input) = stdin {
             use tokio::io::AsyncWriteExt;
@@ -68,7 +83,6 @@ impl Served {
         );
         String::from_utf8(out.stdout).expect("utf-8")
     }
-
 }
 
 const CONFIGMAP: &str = "apiVersion: v1
@@ -82,16 +96,39 @@ data:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_side_apply_and_server_dry_run() {
-    let Some(s) = Served::start(Scenario::default()).await else { return };
+    let Some(s) = Served::start(Scenario::default()).await else {
+        return;
+    };
     let before = s.sim.store.current_rv();
-    let out = s.ok(&["apply", "--server-side", "--dry-run=server", "-f", "-"], Some(CONFIGMAP)).await;
-    assert_eq!(out.trim(), "configmap/settings serverside-applied (server dry run)");
-    assert_eq!(s.sim.store.current_rv(), before, "a server dry run stored something");
-    assert!(s.sim.get("v1", "ConfigMap", "default", "settings").is_none());
+    let out = s
+        .ok(
+            &["apply", "--server-side", "--dry-run=server", "-f", "-"],
+            Some(CONFIGMAP),
+        )
+        .await;
+    assert_eq!(
+        out.trim(),
+        "configmap/settings serverside-applied (server dry run)"
+    );
+    assert_eq!(
+        s.sim.store.current_rv(),
+        before,
+        "a server dry run stored something"
+    );
+    assert!(
+        s.sim
+            .get("v1", "ConfigMap", "default", "settings")
+            .is_none()
+    );
 
-    let out = s.ok(&["apply", "--server-side", "-f", "-"], Some(CONFIGMAP)).await;
+    let out = s
+        .ok(&["apply", "--server-side", "-f", "-"], Some(CONFIGMAP))
+        .await;
     assert_eq!(out.trim(), "configmap/settings serverside-applied");
-    let stored = s.sim.get("v1", "ConfigMap", "default", "settings").expect("stored");
+    let stored = s
+        .sim
+        .get("v1", "ConfigMap", "default", "settings")
+        .expect("stored");
     assert_eq!(stored["data"]["mode"], "fast");
 }
 
@@ -110,15 +147,26 @@ fn typed_items<K: serde::de::DeserializeOwned>(json: &str) -> Vec<K> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_json_deserializes_into_typed_objects() {
     use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
-    let Some(s) = Served::start(Scenario::default()).await else { return };
-    s.ok(&["apply", "--server-side", "-f", "-"], Some(CONFIGMAP)).await;
+    let Some(s) = Served::start(Scenario::default()).await else {
+        return;
+    };
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(CONFIGMAP))
+        .await;
     let nodes: Vec<Node> = typed_items(&s.ok(&["get", "nodes", "-o", "json"], None).await);
     assert_eq!(nodes.len(), 3);
     let ns: Vec<Namespace> = typed_items(&s.ok(&["get", "namespaces", "-o", "json"], None).await);
-    assert!(ns.iter().any(|n| n.metadata.name.as_deref() == Some("kube-system")));
-    let cm: ConfigMap = serde_json::from_str(&s.ok(&["get", "configmap", "settings", "-o", "json"], None).await).expect("ConfigMap");
+    assert!(
+        ns.iter()
+            .any(|n| n.metadata.name.as_deref() == Some("kube-system"))
+    );
+    let cm: ConfigMap = serde_json::from_str(
+        &s.ok(&["get", "configmap", "settings", "-o", "json"], None)
+            .await,
+    )
+    .expect("ConfigMap");
     assert_eq!(cm.data.unwrap()["mode"], "fast");
-    let _: Vec<k8s_openapi::api::storage::v1::StorageClass> = typed_items(&s.ok(&["get", "storageclass", "-o", "json"], None).await);
+    let _: Vec<k8s_openapi::api::storage::v1::StorageClass> =
+        typed_items(&s.ok(&["get", "storageclass", "-o", "json"], None).await);
 }
 
 fn deployment(name: &str, image: &str, extra: &str) -> String {
@@ -151,33 +199,68 @@ fn fast_scenario() -> Scenario {
         .image("registry.local/ui:never", ImageBehaviour::never_ready())
         .image(
             "registry.local/cron:crash",
-            ImageBehaviour::crashing(3, false, Duration::from_millis(100), &["starting", "fatal: no config"]),
+            ImageBehaviour::crashing(
+                3,
+                false,
+                Duration::from_millis(100),
+                &["starting", "fatal: no config"],
+            ),
         )
         .build()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollout_status_succeeds_on_a_healthy_deployment() {
-    let Some(s) = Served::start(fast_scenario()).await else { return };
-    s.ok(&["apply", "--server-side", "-f", "-"], Some(&deployment("web", "registry.local/web:1", ""))).await;
-    let out = s.ok(&["rollout", "status", "deployment/web", "--timeout=30s"], None).await;
-    assert!(out.contains("deployment \"web\" successfully rolled out"), "{out}");
+    let Some(s) = Served::start(fast_scenario()).await else {
+        return;
+    };
+    s.ok(
+        &["apply", "--server-side", "-f", "-"],
+        Some(&deployment("web", "registry.local/web:1", "")),
+    )
+    .await;
+    let out = s
+        .ok(
+            &["rollout", "status", "deployment/web", "--timeout=30s"],
+            None,
+        )
+        .await;
+    assert!(
+        out.contains("deployment \"web\" successfully rolled out"),
+        "{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollout_status_fails_on_progress_deadline_exceeded() {
-    let Some(s) = Served::start(fast_scenario()).await else { return };
+    let Some(s) = Served::start(fast_scenario()).await else {
+        return;
+    };
     let probe = "          readinessProbe:\n            httpGet: {path: /, port: 80}\n";
-    s.ok(&["apply", "--server-side", "-f", "-"], Some(&deployment("ui", "registry.local/ui:never", probe))).await;
-    let out = s.run(&["rollout", "status", "deployment/ui", "--timeout=60s"], None).await;
+    s.ok(
+        &["apply", "--server-side", "-f", "-"],
+        Some(&deployment("ui", "registry.local/ui:never", probe)),
+    )
+    .await;
+    let out = s
+        .run(
+            &["rollout", "status", "deployment/ui", "--timeout=60s"],
+            None,
+        )
+        .await;
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("deployment \"ui\" exceeded its progress deadline"), "{err}");
+    assert!(
+        err.contains("deployment \"ui\" exceeded its progress deadline"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_and_logs_of_a_crashing_pod() {
-    let Some(s) = Served::start(fast_scenario()).await else { return };
+    let Some(s) = Served::start(fast_scenario()).await else {
+        return;
+    };
     let pod = "apiVersion: v1
 kind: Pod
 metadata: {name: cron}
@@ -186,21 +269,36 @@ spec:
     - name: cron
       image: registry.local/cron:crash
 ";
-    s.ok(&["apply", "--server-side", "-f", "-"], Some(pod)).await;
-    // Wait (in real time) until the kubelet has restarted it once.
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(pod))
+        .await;
+    // Wait (in real time) until the kubelet has restarted it twice: the first restart is
+    // immediate, back-off (and its BackOff event) starts with the second exit.
     for _ in 0..100 {
         let p = s.sim.get("v1", "Pod", "default", "cron");
-        if p.as_ref().and_then(|p| p.pointer("/status/containerStatuses/0/restartCount")).and_then(serde_json::Value::as_i64) >= Some(1) {
+        if p.as_ref()
+            .and_then(|p| p.pointer("/status/containerStatuses/0/restartCount"))
+            .and_then(serde_json::Value::as_i64)
+            >= Some(2)
+        {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let events = s.ok(&["events", "--for", "pod/cron"], None).await;
-    for reason in ["Scheduled", "Pulling", "Pulled", "Created", "Started", "BackOff"] {
+    for reason in [
+        "Scheduled",
+        "Pulling",
+        "Pulled",
+        "Created",
+        "Started",
+        "BackOff",
+    ] {
         assert!(events.contains(reason), "no {reason} event in:\n{events}");
     }
     let logs = s.ok(&["logs", "cron", "--previous"], None).await;
     assert_eq!(logs, "starting\nfatal: no config\n");
-    let tail = s.ok(&["logs", "cron", "--previous", "--tail=1"], None).await;
+    let tail = s
+        .ok(&["logs", "cron", "--previous", "--tail=1"], None)
+        .await;
     assert_eq!(tail, "fatal: no config\n");
 }

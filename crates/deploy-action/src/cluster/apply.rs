@@ -45,7 +45,10 @@ pub async fn apply(
     object: &Value,
     dry_run: bool,
 ) -> Result<Value, Rejection> {
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let api = api_for(client, ar, namespace);
     let mut params = PatchParams::apply(FIELD_MANAGER).force();
     params.dry_run = dry_run;
@@ -65,9 +68,17 @@ pub async fn apply(
                 attempt += 1;
             }
             Err(kube::Error::Api(s)) => {
-                return Err(Rejection { code: Some(s.code), message: s.message });
+                return Err(Rejection {
+                    code: Some(s.code),
+                    message: s.message,
+                });
             }
-            Err(e) => return Err(Rejection { code: None, message: format!("{e:#}") }),
+            Err(e) => {
+                return Err(Rejection {
+                    code: None,
+                    message: format!("{e:#}"),
+                });
+            }
         }
     }
 }
@@ -78,7 +89,11 @@ pub async fn wait_established(client: &kube::Client, name: &str, timeout: Durati
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let cond = kube::runtime::wait::conditions::is_crd_established();
     matches!(
-        tokio::time::timeout(timeout, kube::runtime::wait::await_condition(api, name, cond)).await,
+        tokio::time::timeout(
+            timeout,
+            kube::runtime::wait::await_condition(api, name, cond)
+        )
+        .await,
         Ok(Ok(Some(_)))
     )
 }

@@ -25,7 +25,9 @@ pub enum ConnectError {
         #[source]
         source: kube::config::KubeconfigError,
     },
-    #[error("failed to find cluster credentials (no --kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster account)")]
+    #[error(
+        "failed to find cluster credentials (no --kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster account)"
+    )]
     Infer(#[source] kube::config::InferConfigError),
     #[error("failed to create a client")]
     Client(#[source] kube::Error),
@@ -43,20 +45,33 @@ pub async fn connect(
     };
     let config = match kubeconfig {
         Some(path) => {
-            let kc = Kubeconfig::read_from(path).map_err(|source| ConnectError::ReadKubeconfig {
-                path: path.display().to_string(),
-                source,
-            })?;
-            kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|source| {
-                ConnectError::Kubeconfig { context: context.map(str::to_owned), source }
-            })?
+            let kc =
+                Kubeconfig::read_from(path).map_err(|source| ConnectError::ReadKubeconfig {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+            kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|source| ConnectError::Kubeconfig {
+                    context: context.map(str::to_owned),
+                    source,
+                })?
         }
-        None if context.is_some() => kube::Config::from_kubeconfig(&options).await.map_err(|source| {
-            ConnectError::Kubeconfig { context: context.map(str::to_owned), source }
-        })?,
+        None if context.is_some() => {
+            kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|source| ConnectError::Kubeconfig {
+                    context: context.map(str::to_owned),
+                    source,
+                })?
+        }
         None => kube::Config::infer().await.map_err(ConnectError::Infer)?,
     };
-    let default_namespace = namespace.map_or_else(|| config.default_namespace.clone(), str::to_owned);
+    let default_namespace =
+        namespace.map_or_else(|| config.default_namespace.clone(), str::to_owned);
     let client = kube::Client::try_from(config).map_err(ConnectError::Client)?;
-    Ok(Connection { client, default_namespace })
+    Ok(Connection {
+        client,
+        default_namespace,
+    })
 }

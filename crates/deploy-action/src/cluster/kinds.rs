@@ -13,7 +13,9 @@ pub struct Kinds {
 impl Kinds {
     /// Run discovery (one request per API group).
     pub async fn discover(client: &kube::Client) -> Result<Kinds, kube::Error> {
-        Ok(Kinds { discovery: Discovery::new(client.clone()).run().await? })
+        Ok(Kinds {
+            discovery: Discovery::new(client.clone()).run().await?,
+        })
     }
 
     fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {
@@ -28,7 +30,12 @@ impl Kinds {
 
     /// The scope lookup the manifest validator takes.
     pub fn scope(&self, api_version: &str, kind: &str) -> Option<Scope> {
-        self.resolve(api_version, kind)
-            .map(|(_, namespaced)| if namespaced { Scope::Namespaced } else { Scope::Cluster })
+        self.resolve(api_version, kind).map(|(_, namespaced)| {
+            if namespaced {
+                Scope::Namespaced
+            } else {
+                Scope::Cluster
+            }
+        })
     }
 }

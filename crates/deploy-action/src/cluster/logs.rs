@@ -9,7 +9,13 @@ pub const TAIL_LINES: i64 = 25;
 
 /// The log tail of `container` in `pod` (the previous instance when `previous`); `None`
 /// when the kubelet has none to give.
-pub async fn tail(client: &kube::Client, namespace: &str, pod: &str, container: &str, previous: bool) -> Option<LogTail> {
+pub async fn tail(
+    client: &kube::Client,
+    namespace: &str,
+    pod: &str,
+    container: &str,
+    previous: bool,
+) -> Option<LogTail> {
     let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let params = LogParams {
         container: Some(container.to_owned()),

@@ -25,9 +25,15 @@ pub enum Seen {
     Delete(Value),
     /// The complete current set of a scope (after a (re)list): anything else of that scope
     /// is gone.
-    Relisted { scope: usize, objects: Vec<Value> },
+    Relisted {
+        scope: usize,
+        objects: Vec<Value>,
+    },
     /// The watch failed and is backing off (shown, never fatal).
-    Trouble { scope: usize, message: String },
+    Trouble {
+        scope: usize,
+        message: String,
+    },
 }
 
 fn to_value(obj: DynamicObject, ar: &ApiResource) -> Value {
@@ -38,7 +44,11 @@ fn to_value(obj: DynamicObject, ar: &ApiResource) -> Value {
 }
 
 /// Start one watcher task per scope; they end when the receiver is dropped.
-pub fn spawn(client: &kube::Client, scopes: &[WatchScope], tx: &mpsc::Sender<Seen>) -> Vec<JoinHandle<()>> {
+pub fn spawn(
+    client: &kube::Client,
+    scopes: &[WatchScope],
+    tx: &mpsc::Sender<Seen>,
+) -> Vec<JoinHandle<()>> {
     scopes
         .iter()
         .enumerate()
@@ -68,8 +78,14 @@ pub fn spawn(client: &kube::Client, scopes: &[WatchScope], tx: &mpsc::Sender<See
                             buffer.push(to_value(o, &ar));
                             continue;
                         }
-                        Ok(Event::InitDone) => Seen::Relisted { scope: index, objects: std::mem::take(&mut buffer) },
-                        Err(e) => Seen::Trouble { scope: index, message: e.to_string() },
+                        Ok(Event::InitDone) => Seen::Relisted {
+                            scope: index,
+                            objects: std::mem::take(&mut buffer),
+                        },
+                        Err(e) => Seen::Trouble {
+                            scope: index,
+                            message: e.to_string(),
+                        },
                     };
                     if tx.send(seen).await.is_err() {
                         return;

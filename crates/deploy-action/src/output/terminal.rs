@@ -49,7 +49,13 @@ impl Terminal {
         } else {
             ProgressDrawTarget::hidden()
         });
-        Terminal { mode, style, multi, bars: HashMap::new(), group_open: false }
+        Terminal {
+            mode,
+            style,
+            multi,
+            bars: HashMap::new(),
+            group_open: false,
+        }
     }
 
     fn line(&self, text: &str) {
@@ -101,7 +107,9 @@ impl Observer for Terminal {
     fn event(&mut self, at: Duration, event: RunEvent) {
         let secs = at.as_secs_f64();
         match event {
-            RunEvent::Loaded { resources } => self.line(&format!("deploy-action: {resources} resources loaded")),
+            RunEvent::Loaded { resources } => {
+                self.line(&format!("deploy-action: {resources} resources loaded"))
+            }
             RunEvent::Validating => {
                 self.group("deploy-action: server-side validation");
                 self.line("validating every manifest with a server-side dry run");
@@ -111,7 +119,11 @@ impl Observer for Terminal {
                 self.line(&format!("applying {label}"));
             }
             RunEvent::Applied { id, dry_run } => {
-                let what = if dry_run { "would be applied (server dry run)" } else { "applied" };
+                let what = if dry_run {
+                    "would be applied (server dry run)"
+                } else {
+                    "applied"
+                };
                 self.line(&render::ci_line(secs, &id, what));
             }
             RunEvent::Waiting { id, state } => {
@@ -129,10 +141,14 @@ impl Observer for Terminal {
                 if let Some(bar) = self.bars.remove(&outcome.resource) {
                     bar.finish_and_clear();
                 }
-                self.line(&render::verdict_line(&outcome, &self.style));
+                self.line(&render::verdict_line(outcome.as_ref(), &self.style));
             }
-            RunEvent::WatchTrouble(message) => self.line(&format!("warning: watch interrupted, retrying: {message}")),
-            RunEvent::ImagesChecked(n) => self.line(&format!("image preflight: {n} images looked up in their registries")),
+            RunEvent::WatchTrouble(message) => {
+                self.line(&format!("warning: watch interrupted, retrying: {message}"))
+            }
+            RunEvent::ImagesChecked(n) => self.line(&format!(
+                "image preflight: {n} images looked up in their registries"
+            )),
             RunEvent::Warning(message) => self.line(&format!("warning: {message}")),
         }
     }

@@ -36,7 +36,11 @@ pub enum Applied {
     /// A dry run: what validation said of each manifest.
     DryRun(Vec<Outcome>),
     /// Applied; `rejected` holds manifests the server refused during the apply itself.
-    Ready { targets: Vec<Pending>, kinds: Kinds, rejected: Vec<Outcome> },
+    Ready {
+        targets: Vec<Pending>,
+        kinds: Kinds,
+        rejected: Vec<Outcome>,
+    },
 }
 
 fn id_of(m: &Manifest) -> ResourceId {
@@ -49,9 +53,8 @@ fn id_of(m: &Manifest) -> ResourceId {
 }
 
 fn target_of(m: &Manifest) -> Target {
-    let mut t = Target::from_manifest(&m.object).unwrap_or_else(|| {
-        Target::new(&m.api_version, &m.kind, m.namespace.as_deref(), &m.name)
-    });
+    let mut t = Target::from_manifest(&m.object)
+        .unwrap_or_else(|| Target::new(&m.api_version, &m.kind, m.namespace.as_deref(), &m.name));
     t.id = id_of(m);
     t
 }
@@ -61,12 +64,25 @@ pub fn not_applied(manifests: &[Manifest], start: Instant) -> Vec<Pending> {
     manifests
         .iter()
         .enumerate()
-        .map(|(index, m)| Pending { index, target: target_of(m), applied_at: start })
+        .map(|(index, m)| Pending {
+            index,
+            target: target_of(m),
+            applied_at: start,
+        })
         .collect()
 }
 
 fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
-    evidence::outcome(id_of(m), m, Verdict::Failed, Some(Reason::ApplyRejected), r.message.clone(), None, seconds, Vec::new())
+    evidence::outcome(
+        id_of(m),
+        m,
+        Verdict::Failed,
+        Some(Reason::ApplyRejected),
+        r.message.clone(),
+        None,
+        seconds,
+        Vec::new(),
+    )
 }
 
 /// The time the server recorded for our apply (managedFields), to tell old conditions
@@ -94,10 +110,23 @@ async fn apply_steps(
         async move {
             let Some((ar, namespaced)) = kinds.resolve(&m.api_version, &m.kind) else {
                 let message = format!("the server does not serve {} in {}", m.kind, m.api_version);
-                return (s.index, Err(Rejection { code: None, message }));
+                return (
+                    s.index,
+                    Err(Rejection {
+                        code: None,
+                        message,
+                    }),
+                );
             };
-            let ns = if namespaced { m.namespace.as_deref() } else { None };
-            (s.index, apply::apply(&conn.client, &ar, ns, &m.object, dry_run).await)
+            let ns = if namespaced {
+                m.namespace.as_deref()
+            } else {
+                None
+            };
+            (
+                s.index,
+                apply::apply(&conn.client, &ar, ns, &m.object, dry_run).await,
+            )
         }
     }))
     .buffer_unordered(CONCURRENCY)
@@ -122,7 +151,11 @@ pub async fn apply_all(
     let secs = || start.elapsed().as_secs_f64();
     let refused: Vec<Outcome> = checked
         .iter()
-        .filter_map(|(i, r)| r.as_ref().err().map(|e| rejected(&manifests[*i], e, secs())))
+        .filter_map(|(i, r)| {
+            r.as_ref()
+                .err()
+                .map(|e| rejected(&manifests[*i], e, secs()))
+        })
         .collect();
     if !refused.is_empty() {
         return Applied::Rejected(refused);
@@ -132,13 +165,29 @@ pub async fn apply_all(
             .iter()
             .map(|s| {
                 let m = &manifests[s.index];
-                observer.event(start.elapsed(), RunEvent::Applied { id: id_of(m), dry_run: true });
+                observer.event(
+                    start.elapsed(),
+                    RunEvent::Applied {
+                        id: id_of(m),
+                        dry_run: true,
+                    },
+                );
                 let message = if s.dry_run_first {
                     "server-side dry run passed".to_owned()
                 } else {
-                    "not checked by the server: its CRD or namespace is created by this deploy".to_owned()
+                    "not checked by the server: its CRD or namespace is created by this deploy"
+                        .to_owned()
                 };
-                evidence::outcome(id_of(m), m, Verdict::Succeeded, None, message, None, secs(), Vec::new())
+                evidence::outcome(
+                    id_of(m),
+                    m,
+                    Verdict::Succeeded,
+                    None,
+                    message,
+                    None,
+                    secs(),
+                    Vec::new(),
+                )
             })
             .collect();
         return Applied::DryRun(outcomes);
@@ -158,22 +207,37 @@ pub async fn apply_all(
             let m = &manifests[index];
             match result {
                 Ok(obj) => {
-                    observer.event(start.elapsed(), RunEvent::Applied { id: id_of(m), dry_run: false });
+                    observer.event(
+                        start.elapsed(),
+                        RunEvent::Applied {
+                            id: id_of(m),
+                            dry_run: false,
+                        },
+                    );
                     let mut target = target_of(m);
                     target.applied_at = server_apply_time(&obj);
-                    targets.push(Pending { index, target, applied_at: Instant::now() });
+                    targets.push(Pending {
+                        index,
+                        target,
+                        applied_at: Instant::now(),
+                    });
                 }
                 Err(e) => refused.push(rejected(m, &e, secs())),
             }
         }
         if phase == Phase::Crds {
             for t in &targets {
-                apply::wait_established(&conn.client, &t.target.id.name, CRD_WAIT.min(timeout)).await;
+                apply::wait_established(&conn.client, &t.target.id.name, CRD_WAIT.min(timeout))
+                    .await;
             }
             if let Ok(fresh) = Kinds::discover(&conn.client).await {
                 kinds = fresh;
             }
         }
     }
-    Applied::Ready { targets, kinds, rejected: refused }
+    Applied::Ready {
+        targets,
+        kinds,
+        rejected: refused,
+    }
 }

@@ -13,18 +13,40 @@ const MAX_EVENTS: usize = 10;
 fn is_image_reason(reason: Option<Reason>) -> bool {
     matches!(
         reason,
-        Some(Reason::ImageNotFound | Reason::ImageUnauthorized | Reason::InvalidImageName | Reason::RegistrySlow | Reason::ImagePullBackoff)
+        Some(
+            Reason::ImageNotFound
+                | Reason::ImageUnauthorized
+                | Reason::InvalidImageName
+                | Reason::RegistrySlow
+                | Reason::ImagePullBackoff
+        )
     )
 }
 
 /// The place an annotation should point at: the container's `image:` line for image
 /// reasons (or any failure naming a container), else the document.
-pub fn annotation_source(manifest: &Manifest, reason: Option<Reason>, container: Option<&ContainerRef>) -> SourceSpan {
-    let doc = SourceSpan { file: manifest.file.clone(), line: manifest.line };
-    let Some(container) = container else { return doc };
-    let image_line = manifest.images.iter().find(|i| i.container == container.container).map(|i| i.line);
+pub fn annotation_source(
+    manifest: &Manifest,
+    reason: Option<Reason>,
+    container: Option<&ContainerRef>,
+) -> SourceSpan {
+    let doc = SourceSpan {
+        file: manifest.file.clone(),
+        line: manifest.line,
+    };
+    let Some(container) = container else {
+        return doc;
+    };
+    let image_line = manifest
+        .images
+        .iter()
+        .find(|i| i.container == container.container)
+        .map(|i| i.line);
     match image_line {
-        Some(line) if is_image_reason(reason) || reason.is_some() => SourceSpan { file: manifest.file.clone(), line },
+        Some(line) if is_image_reason(reason) || reason.is_some() => SourceSpan {
+            file: manifest.file.clone(),
+            line,
+        },
         _ => doc,
     }
 }
@@ -35,7 +57,11 @@ fn event_line(e: &Event) -> EventLine {
         kind: e.type_.clone().unwrap_or_default(),
         reason: e.reason.clone().unwrap_or_default(),
         message: e.message.clone().unwrap_or_default(),
-        object: format!("{}/{}", obj.kind.clone().unwrap_or_default(), obj.name.clone().unwrap_or_default()),
+        object: format!(
+            "{}/{}",
+            obj.kind.clone().unwrap_or_default(),
+            obj.name.clone().unwrap_or_default()
+        ),
         count: e.count.and_then(|c| u32::try_from(c).ok()).unwrap_or(1),
     }
 }
@@ -50,14 +76,25 @@ fn last_seen(e: &Event) -> String {
 
 /// Events about the resource and, when a container is blamed, its pod: oldest first,
 /// Warnings preferred, at most [`MAX_EVENTS`].
-pub fn events(snapshot: &Snapshot, target_uid: Option<&str>, pod_uid: Option<&str>) -> Vec<EventLine> {
+pub fn events(
+    snapshot: &Snapshot,
+    target_uid: Option<&str>,
+    pod_uid: Option<&str>,
+) -> Vec<EventLine> {
     let mut all: Vec<Event> = Vec::new();
     for uid in [target_uid, pod_uid].into_iter().flatten() {
         all.extend(snapshot.events_for(uid));
     }
     all.sort_by_key(last_seen);
-    let warnings: Vec<&Event> = all.iter().filter(|e| e.type_.as_deref() == Some("Warning")).collect();
-    let chosen: Vec<&Event> = if warnings.is_empty() { all.iter().collect() } else { warnings };
+    let warnings: Vec<&Event> = all
+        .iter()
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .collect();
+    let chosen: Vec<&Event> = if warnings.is_empty() {
+        all.iter().collect()
+    } else {
+        warnings
+    };
     let skip = chosen.len().saturating_sub(MAX_EVENTS);
     chosen.into_iter().skip(skip).map(event_line).collect()
 }
@@ -75,7 +112,10 @@ pub fn outcome(
     events: Vec<EventLine>,
 ) -> Outcome {
     let annotation = annotation_source(manifest, reason, container.as_ref());
-    let source = SourceSpan { file: manifest.file.clone(), line: manifest.line };
+    let source = SourceSpan {
+        file: manifest.file.clone(),
+        line: manifest.line,
+    };
     Outcome {
         resource: id,
         verdict,
@@ -112,7 +152,11 @@ spec:
     #[test]
     fn image_failures_point_at_the_image_line() {
         let m = &load_str("k8s/web.yaml", DEPLOY).unwrap()[0];
-        let c = ContainerRef { pod: "web-1".into(), container: "web".into(), image: None };
+        let c = ContainerRef {
+            pod: "web-1".into(),
+            container: "web".into(),
+            image: None,
+        };
         let at = annotation_source(m, Some(Reason::ImageNotFound), Some(&c));
         assert_eq!((at.file.as_str(), at.line), ("k8s/web.yaml", 12));
         let doc = annotation_source(m, Some(Reason::NotReady), None);

@@ -30,14 +30,19 @@ pub fn view_of(lookup: &Lookup) -> RegistryView {
         Lookup::Exists { .. } => RegistryView::Exists,
         Lookup::Missing { .. } => RegistryView::Missing,
         Lookup::Denied { .. } => RegistryView::Denied,
-        Lookup::Unreachable { detail } | Lookup::Invalid { detail } => RegistryView::Unknown(detail.clone()),
+        Lookup::Unreachable { detail } | Lookup::Invalid { detail } => {
+            RegistryView::Unknown(detail.clone())
+        }
     }
 }
 
 /// Registry credentials found in the manifests themselves (dockerconfigjson Secrets).
 pub fn credentials_in(manifests: &[Manifest]) -> Option<Credentials> {
     let mut found: Option<Credentials> = None;
-    for m in manifests.iter().filter(|m| m.kind == "Secret" && m.group().is_empty()) {
+    for m in manifests
+        .iter()
+        .filter(|m| m.kind == "Secret" && m.group().is_empty())
+    {
         if let Ok(c) = Credentials::from_secret(&m.object) {
             match &mut found {
                 Some(f) => f.merge(c),
@@ -61,7 +66,12 @@ pub struct PreflightReport {
 }
 
 /// Look up every distinct image of the manifests in parallel.
-pub async fn preflight(manifests: &[Manifest], registry: &Registry, creds: Option<&Credentials>, mode: Preflight) -> PreflightReport {
+pub async fn preflight(
+    manifests: &[Manifest],
+    registry: &Registry,
+    creds: Option<&Credentials>,
+    mode: Preflight,
+) -> PreflightReport {
     let images: Vec<String> = manifests
         .iter()
         .flat_map(|m| m.images.iter().map(|i| i.image.clone()))
@@ -76,32 +86,54 @@ pub async fn preflight(manifests: &[Manifest], registry: &Registry, creds: Optio
 }
 
 /// Pure: what the lookups mean for each manifest.
-pub fn judge_preflight(manifests: &[Manifest], answers: &BTreeMap<String, Lookup>, mode: Preflight) -> PreflightReport {
-    let mut report = PreflightReport { checked: answers.len(), ..PreflightReport::default() };
+pub fn judge_preflight(
+    manifests: &[Manifest],
+    answers: &BTreeMap<String, Lookup>,
+    mode: Preflight,
+) -> PreflightReport {
+    let mut report = PreflightReport {
+        checked: answers.len(),
+        ..PreflightReport::default()
+    };
     for (image, lookup) in answers {
         match lookup {
             Lookup::Exists { .. } | Lookup::Missing { .. } | Lookup::Invalid { .. } => {}
-            Lookup::Denied { detail } | Lookup::Unreachable { detail } if mode == Preflight::Auto => {
-                report.warnings.push(format!("could not confirm image {image}: {detail} (the nodes may still pull it)"));
+            Lookup::Denied { detail } | Lookup::Unreachable { detail }
+                if mode == Preflight::Auto =>
+            {
+                report.warnings.push(format!(
+                    "could not confirm image {image}: {detail} (the nodes may still pull it)"
+                ));
             }
             Lookup::Denied { .. } | Lookup::Unreachable { .. } => {}
         }
     }
     for m in manifests {
         for line in &m.images {
-            let Some(lookup) = answers.get(&line.image) else { continue };
+            let Some(lookup) = answers.get(&line.image) else {
+                continue;
+            };
             let (reason, message) = match (lookup, mode) {
                 (Lookup::Missing { detail }, _) => (
                     Reason::ImageNotFound,
-                    format!("image \"{}\" not found in its registry ({detail}); nothing was applied", line.image),
+                    format!(
+                        "image \"{}\" not found in its registry ({detail}); nothing was applied",
+                        line.image
+                    ),
                 ),
                 (Lookup::Invalid { detail }, _) => (
                     Reason::InvalidImageName,
-                    format!("image \"{}\" is not a valid reference: {detail}; nothing was applied", line.image),
+                    format!(
+                        "image \"{}\" is not a valid reference: {detail}; nothing was applied",
+                        line.image
+                    ),
                 ),
                 (Lookup::Denied { detail }, Preflight::Require) => (
                     Reason::ImageUnauthorized,
-                    format!("the registry denied access to image \"{}\" ({detail}); --image-preflight require: nothing was applied", line.image),
+                    format!(
+                        "the registry denied access to image \"{}\" ({detail}); --image-preflight require: nothing was applied",
+                        line.image
+                    ),
                 ),
                 _ => continue,
             };
@@ -111,10 +143,21 @@ pub fn judge_preflight(manifests: &[Manifest], answers: &BTreeMap<String, Lookup
                 namespace: m.namespace.clone(),
                 name: m.name.clone(),
             };
-            let container = ContainerRef { pod: String::new(), container: line.container.clone(), image: Some(line.image.clone()) };
-            report
-                .failures
-                .push(evidence::outcome(id, m, Verdict::Failed, Some(reason), message, Some(container), 0.0, Vec::new()));
+            let container = ContainerRef {
+                pod: String::new(),
+                container: line.container.clone(),
+                image: Some(line.image.clone()),
+            };
+            report.failures.push(evidence::outcome(
+                id,
+                m,
+                Verdict::Failed,
+                Some(reason),
+                message,
+                Some(container),
+                0.0,
+                Vec::new(),
+            ));
         }
     }
     report
@@ -144,7 +187,13 @@ pub struct Lookups {
 
 impl Lookups {
     pub fn new(registry: Arc<Registry>, client: kube::Client, base: Option<Credentials>) -> Self {
-        Lookups { registry, client, base, requested: BTreeSet::new(), secrets: HashMap::new() }
+        Lookups {
+            registry,
+            client,
+            base,
+            requested: BTreeSet::new(),
+            secrets: HashMap::new(),
+        }
     }
 
     /// Whether a lookup for `image` was started and has not answered yet.
@@ -153,7 +202,11 @@ impl Lookups {
     }
 
     /// Start lookups for images in pull trouble that have none yet.
-    pub async fn request(&mut self, snapshot: &Snapshot, tx: &mpsc::Sender<(String, RegistryView)>) {
+    pub async fn request(
+        &mut self,
+        snapshot: &Snapshot,
+        tx: &mpsc::Sender<(String, RegistryView)>,
+    ) {
         for (image, namespace, secrets) in images_in_trouble(snapshot) {
             self.start(image, &namespace, secrets, tx).await;
         }
@@ -176,7 +229,13 @@ impl Lookups {
         self.start(image.to_owned(), namespace, secrets, tx).await;
     }
 
-    async fn start(&mut self, image: String, namespace: &str, secrets: Vec<String>, tx: &mpsc::Sender<(String, RegistryView)>) {
+    async fn start(
+        &mut self,
+        image: String,
+        namespace: &str,
+        secrets: Vec<String>,
+        tx: &mpsc::Sender<(String, RegistryView)>,
+    ) {
         if !self.requested.insert(image.clone()) {
             return;
         }
@@ -194,12 +253,17 @@ impl Lookups {
         if let Some(c) = self.secrets.get(&key) {
             return c.clone();
         }
-        let api: kube::Api<k8s_openapi::api::core::v1::Secret> = kube::Api::namespaced(self.client.clone(), namespace);
+        let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(self.client.clone(), namespace);
         let mut creds = self.base.clone();
         for name in &key.1 {
             // Secrets we may not read stay unknown: the lookup then goes anonymous.
-            let Ok(secret) = api.get(name).await else { continue };
-            let Ok(value) = serde_json::to_value(secret) else { continue };
+            let Ok(secret) = api.get(name).await else {
+                continue;
+            };
+            let Ok(value) = serde_json::to_value(secret) else {
+                continue;
+            };
             if let Ok(c) = Credentials::from_secret(&value) {
                 match &mut creds {
                     Some(existing) => existing.merge(c),
@@ -215,7 +279,11 @@ impl Lookups {
 fn pull_secrets(pod: &Value) -> Vec<String> {
     pod.pointer("/spec/imagePullSecrets")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s["name"].as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s["name"].as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -223,18 +291,33 @@ fn pull_secrets(pod: &Value) -> Vec<String> {
 fn images_in_trouble(snapshot: &Snapshot) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
     for pod in snapshot.list_raw("", "Pod", None) {
-        let ns = pod.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default");
+        let ns = pod
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
         let secrets = pull_secrets(pod);
         for field in ["initContainerStatuses", "containerStatuses"] {
-            for status in pod.pointer(&format!("/status/{field}")).and_then(Value::as_array).into_iter().flatten() {
-                let reason = status.pointer("/state/waiting/reason").and_then(Value::as_str);
+            for status in pod
+                .pointer(&format!("/status/{field}"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let reason = status
+                    .pointer("/state/waiting/reason")
+                    .and_then(Value::as_str);
                 if !matches!(reason, Some("ErrImagePull" | "ImagePullBackOff")) {
                     continue;
                 }
                 let name = status["name"].as_str().unwrap_or_default();
                 let spec_image = ["initContainers", "containers"]
                     .iter()
-                    .flat_map(|f| pod.pointer(&format!("/spec/{f}")).and_then(Value::as_array).cloned().unwrap_or_default())
+                    .flat_map(|f| {
+                        pod.pointer(&format!("/spec/{f}"))
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default()
+                    })
                     .find(|c| c["name"] == name)
                     .and_then(|c| c["image"].as_str().map(str::to_owned));
                 if let Some(image) = spec_image {
@@ -278,7 +361,12 @@ spec:
         let m = load_str("web.yaml", TWO).unwrap();
         let r = judge_preflight(
             &m,
-            &answers(Lookup::Missing { detail: "MANIFEST_UNKNOWN".into() }, Lookup::Exists { digest: None }),
+            &answers(
+                Lookup::Missing {
+                    detail: "MANIFEST_UNKNOWN".into(),
+                },
+                Lookup::Exists { digest: None },
+            ),
             Preflight::Auto,
         );
         assert_eq!(r.failures.len(), 1);
@@ -291,12 +379,29 @@ spec:
     #[test]
     fn auth_and_network_trouble_only_warn_in_auto_and_fail_in_require() {
         let m = load_str("web.yaml", TWO).unwrap();
-        let a = answers(Lookup::Denied { detail: "401".into() }, Lookup::Unreachable { detail: "no such host".into() });
+        let a = answers(
+            Lookup::Denied {
+                detail: "401".into(),
+            },
+            Lookup::Unreachable {
+                detail: "no such host".into(),
+            },
+        );
         let auto = judge_preflight(&m, &a, Preflight::Auto);
         assert!(auto.failures.is_empty());
         assert_eq!(auto.warnings.len(), 2);
         let require = judge_preflight(&m, &a, Preflight::Require);
-        assert_eq!(require.failures.iter().map(|f| f.reason).collect::<Vec<_>>(), [Some(Reason::ImageUnauthorized)]);
-        assert_eq!(unconfirmed(&a), ["registry.local/shop/proxy:1: no such host"]);
+        assert_eq!(
+            require
+                .failures
+                .iter()
+                .map(|f| f.reason)
+                .collect::<Vec<_>>(),
+            [Some(Reason::ImageUnauthorized)]
+        );
+        assert_eq!(
+            unconfirmed(&a),
+            ["registry.local/shop/proxy:1: no such host"]
+        );
     }
 }

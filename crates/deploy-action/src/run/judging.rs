@@ -26,13 +26,29 @@ struct Watched {
     last_state: Option<String>,
 }
 
-fn key_of(v: &Value) -> Option<(String, String, Option<String>, String)> {
+/// (apiVersion, kind, namespace, name) of a watched object.
+type Key = (String, String, Option<String>, String);
+/// The objects each watch scope last listed, to drop what a relist no longer shows.
+type Members = HashMap<usize, BTreeSet<Key>>;
+
+fn key_of(v: &Value) -> Option<Key> {
     let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
-    Some((s("/apiVersion")?, s("/kind")?, s("/metadata/namespace"), s("/metadata/name")?))
+    Some((
+        s("/apiVersion")?,
+        s("/kind")?,
+        s("/metadata/namespace"),
+        s("/metadata/name")?,
+    ))
 }
 
 /// Apply one watch observation to the snapshot.
-fn observe(snapshot: &mut Snapshot, members: &mut HashMap<usize, BTreeSet<(String, String, Option<String>, String)>>, seen: Seen, observer: &mut dyn Observer, at: Duration) {
+fn observe(
+    snapshot: &mut Snapshot,
+    members: &mut Members,
+    seen: Seen,
+    observer: &mut dyn Observer,
+    at: Duration,
+) {
     match seen {
         Seen::Upsert(v) => {
             let _ = snapshot.upsert(v);
@@ -59,7 +75,11 @@ fn observe(snapshot: &mut Snapshot, members: &mut HashMap<usize, BTreeSet<(Strin
 }
 
 fn uid(snapshot: &Snapshot, key: &ObjectKey) -> Option<String> {
-    snapshot.get_raw(key)?.pointer("/metadata/uid")?.as_str().map(str::to_owned)
+    snapshot
+        .get_raw(key)?
+        .pointer("/metadata/uid")?
+        .as_str()
+        .map(str::to_owned)
 }
 
 /// Build the explained outcome of a verdict, fetching a log tail when a container failed.
@@ -72,7 +92,10 @@ async fn explain(
     container: Option<crate::outcome::ContainerRef>,
 ) -> Outcome {
     let id = w.pending.target.id.clone();
-    let target_uid = uid(snapshot, &ObjectKey::new(&id.api_version, &id.kind, id.namespace.as_deref(), &id.name));
+    let target_uid = uid(
+        snapshot,
+        &ObjectKey::new(&id.api_version, &id.kind, id.namespace.as_deref(), &id.name),
+    );
     let ns = id.namespace.clone().unwrap_or_default();
     let pod_uid = container
         .as_ref()
@@ -81,8 +104,21 @@ async fn explain(
     let events = evidence::events(snapshot, target_uid.as_deref(), pod_uid.as_deref());
     let (v, reason, message) = verdict;
     let seconds = w.pending.applied_at.elapsed().as_secs_f64();
-    let mut outcome = evidence::outcome(id, manifest, v, reason, message, container.clone(), seconds, events);
-    if let (Some(c), Some(Reason::CrashLoop | Reason::ContainerCannotRun | Reason::ReadinessFailing)) = (&container, reason) {
+    let mut outcome = evidence::outcome(
+        id,
+        manifest,
+        v,
+        reason,
+        message,
+        container.clone(),
+        seconds,
+        events,
+    );
+    if let (
+        Some(c),
+        Some(Reason::CrashLoop | Reason::ContainerCannotRun | Reason::ReadinessFailing),
+    ) = (&container, reason)
+    {
         let previous = reason == Some(Reason::CrashLoop);
         outcome.logs = match logs::tail(&conn.client, &ns, &c.pod, &c.container, previous).await {
             Some(t) => Some(t),
@@ -119,9 +155,17 @@ pub async fn judge_all(
     let mut watched: Vec<Watched> = targets
         .into_iter()
         .map(|pending| {
-            let own = rules::deadline_for(&pending.target.id.kind, &pending.target.annotations, config.timeout);
+            let own = rules::deadline_for(
+                &pending.target.id.kind,
+                &pending.target.annotations,
+                config.timeout,
+            );
             let left = run_deadline.saturating_duration_since(pending.applied_at);
-            Watched { deadline: own.min(left), pending, last_state: None }
+            Watched {
+                deadline: own.min(left),
+                pending,
+                last_state: None,
+            }
         })
         .collect();
     let mut snapshot = Snapshot::new();
@@ -143,24 +187,44 @@ pub async fn judge_all(
             // A node's "not found" or "denied" is final only once the runner's registry lookup
             // has answered: the registry may have the image (replication lag, a mirror).
             let mut awaiting_registry = false;
-            if let (Some((_, Some(Reason::ImageNotFound | Reason::ImageUnauthorized), _)), Some(l), Some(c)) =
-                (&verdict, lookups.as_mut(), container.as_ref())
+            if let (
+                Some((_, Some(Reason::ImageNotFound | Reason::ImageUnauthorized), _)),
+                Some(l),
+                Some(c),
+            ) = (&verdict, lookups.as_mut(), container.as_ref())
+                && let Some(image) = c.image.as_deref().filter(|_| elapsed < w.deadline)
             {
-                if let Some(image) = c.image.as_deref().filter(|_| elapsed < w.deadline) {
-                    let ns = w.pending.target.id.namespace.clone().unwrap_or_default();
-                    l.request_image(image, &ns, &snapshot, &c.pod, &view_tx).await;
-                    awaiting_registry = l.in_flight(image, &snapshot);
-                }
+                let ns = w.pending.target.id.namespace.clone().unwrap_or_default();
+                l.request_image(image, &ns, &snapshot, &c.pod, &view_tx)
+                    .await;
+                awaiting_registry = l.in_flight(image, &snapshot);
             }
             match verdict.filter(|_| !awaiting_registry) {
                 Some(verdict) => {
-                    let outcome = explain(conn, &snapshot, &manifests[w.pending.index], &w, verdict, container).await;
-                    observer.event(start.elapsed(), RunEvent::Verdict(outcome.clone()));
+                    let outcome = explain(
+                        conn,
+                        &snapshot,
+                        &manifests[w.pending.index],
+                        &w,
+                        verdict,
+                        container,
+                    )
+                    .await;
+                    observer.event(
+                        start.elapsed(),
+                        RunEvent::Verdict(Box::new(outcome.clone())),
+                    );
                     outcomes.push(outcome);
                 }
                 None => {
                     if w.last_state.as_deref() != Some(state.as_str()) {
-                        observer.event(start.elapsed(), RunEvent::Waiting { id: w.pending.target.id.clone(), state: state.clone() });
+                        observer.event(
+                            start.elapsed(),
+                            RunEvent::Waiting {
+                                id: w.pending.target.id.clone(),
+                                state: state.clone(),
+                            },
+                        );
                         w.last_state = Some(state);
                     }
                     still.push(w);
@@ -195,7 +259,11 @@ pub async fn judge_all(
     }
     outcomes.sort_by_key(|o| {
         order
-            .get(&(o.resource.kind.clone(), o.resource.namespace.clone(), o.resource.name.clone()))
+            .get(&(
+                o.resource.kind.clone(),
+                o.resource.namespace.clone(),
+                o.resource.name.clone(),
+            ))
             .copied()
             .unwrap_or(usize::MAX)
     });

@@ -43,7 +43,10 @@ pub struct RegistryAccess {
 impl RegistryAccess {
     /// Credentials from `--registry-config` (read by the caller) merged with
     /// dockerconfigjson Secrets found in the manifests.
-    pub fn new(config_credentials: Option<crate::registry::Credentials>, manifests: &[Manifest]) -> Result<Self, RunError> {
+    pub fn new(
+        config_credentials: Option<crate::registry::Credentials>,
+        manifests: &[Manifest],
+    ) -> Result<Self, RunError> {
         let registry = crate::registry::Registry::new(crate::registry::RegistryOptions::default())?;
         let mut credentials = config_credentials;
         if let Some(found) = images::credentials_in(manifests) {
@@ -52,7 +55,10 @@ impl RegistryAccess {
                 None => credentials = Some(found),
             }
         }
-        Ok(RegistryAccess { registry: std::sync::Arc::new(registry), credentials })
+        Ok(RegistryAccess {
+            registry: std::sync::Arc::new(registry),
+            credentials,
+        })
     }
 }
 
@@ -67,14 +73,26 @@ async fn preflight(
     if mode == images::Preflight::Off {
         return Ok(None);
     }
-    let report = images::preflight(manifests, &access.registry, access.credentials.as_ref(), mode).await;
+    let report = images::preflight(
+        manifests,
+        &access.registry,
+        access.credentials.as_ref(),
+        mode,
+    )
+    .await;
     observer.event(start.elapsed(), RunEvent::ImagesChecked(report.checked));
     for w in &report.warnings {
         observer.event(start.elapsed(), RunEvent::Warning(w.clone()));
     }
     if mode == images::Preflight::Require {
-        let images: Vec<String> = manifests.iter().flat_map(|m| m.images.iter().map(|i| i.image.clone())).collect();
-        let answers = access.registry.lookup_all(&images, access.credentials.as_ref()).await;
+        let images: Vec<String> = manifests
+            .iter()
+            .flat_map(|m| m.images.iter().map(|i| i.image.clone()))
+            .collect();
+        let answers = access
+            .registry
+            .lookup_all(&images, access.credentials.as_ref())
+            .await;
         let unconfirmed = images::unconfirmed(&answers);
         if !unconfirmed.is_empty() {
             return Err(RunError::Unconfirmed(unconfirmed));
@@ -83,7 +101,11 @@ async fn preflight(
     if report.failures.is_empty() {
         return Ok(None);
     }
-    Ok(Some(RunOutcome::new(false, start.elapsed().as_secs_f64(), report.failures)))
+    Ok(Some(RunOutcome::new(
+        false,
+        start.elapsed().as_secs_f64(),
+        report.failures,
+    )))
 }
 
 /// `check`: local validation plus the image preflight; no cluster.
@@ -94,8 +116,17 @@ pub async fn check(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let start = Instant::now();
-    observer.event(start.elapsed(), RunEvent::Loaded { resources: manifests.len() });
-    let mode = if config.image_preflight == images::Preflight::Off { images::Preflight::Off } else { config.image_preflight };
+    observer.event(
+        start.elapsed(),
+        RunEvent::Loaded {
+            resources: manifests.len(),
+        },
+    );
+    let mode = if config.image_preflight == images::Preflight::Off {
+        images::Preflight::Off
+    } else {
+        config.image_preflight
+    };
     if let Some(stopped) = preflight(manifests, access, mode, start, observer).await? {
         return Ok(stopped);
     }
@@ -113,10 +144,23 @@ pub async fn check(
             } else {
                 "manifest valid; images checked".to_owned()
             };
-            evidence::outcome(id, m, crate::verdict::Verdict::Succeeded, None, message, None, 0.0, Vec::new())
+            evidence::outcome(
+                id,
+                m,
+                crate::verdict::Verdict::Succeeded,
+                None,
+                message,
+                None,
+                0.0,
+                Vec::new(),
+            )
         })
         .collect();
-    Ok(RunOutcome::new(true, start.elapsed().as_secs_f64(), outcomes))
+    Ok(RunOutcome::new(
+        true,
+        start.elapsed().as_secs_f64(),
+        outcomes,
+    ))
 }
 
 /// Load the manifests named by the config (stdin given as text).
@@ -129,16 +173,33 @@ pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunEr
             let missing: Vec<String> = config
                 .selector
                 .iter()
-                .filter(|(k, v)| m.object.pointer(&format!("/metadata/labels/{}", manifest::escape_pointer(k))).and_then(|x| x.as_str()) != Some(v.as_str()))
+                .filter(|(k, v)| {
+                    m.object
+                        .pointer(&format!("/metadata/labels/{}", manifest::escape_pointer(k)))
+                        .and_then(|x| x.as_str())
+                        != Some(v.as_str())
+                })
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             (!missing.is_empty()).then(|| {
-                Problem::new(&m.file, Some(m.line), format!("{} lacks the --selector labels {}", m.display_name(), missing.join(",")))
-                    .with_hint("every resource of a deploy must carry the selector's labels")
+                Problem::new(
+                    &m.file,
+                    Some(m.line),
+                    format!(
+                        "{} lacks the --selector labels {}",
+                        m.display_name(),
+                        missing.join(",")
+                    ),
+                )
+                .with_hint("every resource of a deploy must carry the selector's labels")
             })
         })
         .collect();
-    if problems.is_empty() { Ok(manifests) } else { Err(RunError::Invalid(problems)) }
+    if problems.is_empty() {
+        Ok(manifests)
+    } else {
+        Err(RunError::Invalid(problems))
+    }
 }
 
 /// Run against a connected cluster.
@@ -150,38 +211,82 @@ pub async fn run(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let start = Instant::now();
-    let kinds = Kinds::discover(&conn.client).await.map_err(RunError::Discovery)?;
+    let kinds = Kinds::discover(&conn.client)
+        .await
+        .map_err(RunError::Discovery)?;
     let lookup = |av: &str, kind: &str| kinds.scope(av, kind);
     let problems = manifest::validate_against(&manifests, &conn.default_namespace, lookup);
     if !problems.is_empty() {
         return Err(RunError::Invalid(problems));
     }
     manifest::resolve_namespaces(&mut manifests, &conn.default_namespace, lookup);
-    observer.event(start.elapsed(), RunEvent::Loaded { resources: manifests.len() });
-    let lookups = (config.image_preflight != images::Preflight::Off)
-        .then(|| images::Lookups::new(access.registry.clone(), conn.client.clone(), access.credentials.clone()));
-    if matches!(config.mode, Mode::Deploy | Mode::DryRun) {
-        if let Some(mut stopped) = preflight(&manifests, access, config.image_preflight, start, observer).await? {
-            stopped.dry_run = config.mode == Mode::DryRun;
-            return Ok(stopped);
-        }
+    observer.event(
+        start.elapsed(),
+        RunEvent::Loaded {
+            resources: manifests.len(),
+        },
+    );
+    let lookups = (config.image_preflight != images::Preflight::Off).then(|| {
+        images::Lookups::new(
+            access.registry.clone(),
+            conn.client.clone(),
+            access.credentials.clone(),
+        )
+    });
+    if matches!(config.mode, Mode::Deploy | Mode::DryRun)
+        && let Some(mut stopped) =
+            preflight(&manifests, access, config.image_preflight, start, observer).await?
+    {
+        stopped.dry_run = config.mode == Mode::DryRun;
+        return Ok(stopped);
     }
 
     let applied = match config.mode {
         Mode::Watch | Mode::Check => applying::not_applied(&manifests, start),
         Mode::DryRun | Mode::Deploy => {
             let dry_run = config.mode == Mode::DryRun;
-            match applying::apply_all(conn, kinds, &manifests, dry_run, config.timeout, start, observer).await {
+            match applying::apply_all(
+                conn,
+                kinds,
+                &manifests,
+                dry_run,
+                config.timeout,
+                start,
+                observer,
+            )
+            .await
+            {
                 applying::Applied::Rejected(outcomes) | applying::Applied::DryRun(outcomes) => {
                     let outcome = RunOutcome::new(dry_run, start.elapsed().as_secs_f64(), outcomes);
                     return Ok(outcome);
                 }
-                applying::Applied::Ready { targets, kinds, rejected } => {
-                    return Ok(judging::judge_all(conn, &kinds, &manifests, targets, rejected, config, lookups, start, observer).await);
+                applying::Applied::Ready {
+                    targets,
+                    kinds,
+                    rejected,
+                } => {
+                    return Ok(judging::judge_all(
+                        conn, &kinds, &manifests, targets, rejected, config, lookups, start,
+                        observer,
+                    )
+                    .await);
                 }
             }
         }
     };
-    let kinds = Kinds::discover(&conn.client).await.map_err(RunError::Discovery)?;
-    Ok(judging::judge_all(conn, &kinds, &manifests, applied, Vec::new(), config, lookups, start, observer).await)
+    let kinds = Kinds::discover(&conn.client)
+        .await
+        .map_err(RunError::Discovery)?;
+    Ok(judging::judge_all(
+        conn,
+        &kinds,
+        &manifests,
+        applied,
+        Vec::new(),
+        config,
+        lookups,
+        start,
+        observer,
+    )
+    .await)
 }

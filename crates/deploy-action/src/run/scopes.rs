@@ -11,7 +11,11 @@ pub fn needed(targets: &[Target]) -> BTreeSet<(String, String, Option<String>)> 
     let mut out = BTreeSet::new();
     for t in targets {
         let id = &t.id;
-        out.insert((id.api_version.clone(), id.kind.clone(), id.namespace.clone()));
+        out.insert((
+            id.api_version.clone(),
+            id.kind.clone(),
+            id.namespace.clone(),
+        ));
         let ns = id.namespace.clone();
         let mut add = |av: &str, kind: &str, ns: Option<String>| {
             out.insert((av.to_owned(), kind.to_owned(), ns));
@@ -22,7 +26,9 @@ pub fn needed(targets: &[Target]) -> BTreeSet<(String, String, Option<String>)> 
                 add("apps/v1", "ReplicaSet", ns.clone());
                 add("v1", "Pod", ns.clone());
             }
-            ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => add("v1", "Pod", ns.clone()),
+            ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
+                add("v1", "Pod", ns.clone())
+            }
             ("batch", "CronJob") => add("batch/v1", "Job", ns.clone()),
             ("", "Service") => add("v1", "Pod", ns.clone()),
             ("", "PersistentVolumeClaim") => add("storage.k8s.io/v1", "StorageClass", None),
@@ -45,22 +51,25 @@ fn is_builtin(group: &str) -> bool {
 
 /// Resolve the needed triples into watch scopes the cluster serves. `labels` narrows only
 /// the targets' own kinds (children and events do not carry the user's labels).
-pub fn resolve(
-    kinds: &Kinds,
-    targets: &[Target],
-    labels: Option<&str>,
-) -> Vec<WatchScope> {
-    let target_kinds: BTreeSet<(&str, &str)> =
-        targets.iter().map(|t| (t.id.api_version.as_str(), t.id.kind.as_str())).collect();
+pub fn resolve(kinds: &Kinds, targets: &[Target], labels: Option<&str>) -> Vec<WatchScope> {
+    let target_kinds: BTreeSet<(&str, &str)> = targets
+        .iter()
+        .map(|t| (t.id.api_version.as_str(), t.id.kind.as_str()))
+        .collect();
     needed(targets)
         .into_iter()
         .filter_map(|(av, kind, ns)| {
             let (resource, namespaced) = kinds.resolve(&av, &kind)?;
-            let narrowed = target_kinds.contains(&(av.as_str(), kind.as_str())) && !matches!(kind.as_str(), "Pod" | "Event");
+            let narrowed = target_kinds.contains(&(av.as_str(), kind.as_str()))
+                && !matches!(kind.as_str(), "Pod" | "Event");
             Some(WatchScope {
                 resource,
                 namespace: if namespaced { ns } else { None },
-                labels: if narrowed { labels.map(str::to_owned) } else { None },
+                labels: if narrowed {
+                    labels.map(str::to_owned)
+                } else {
+                    None
+                },
             })
         })
         .collect()

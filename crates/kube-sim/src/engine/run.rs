@@ -25,7 +25,12 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(store: Arc<Store>, registry: Arc<Registry>, scenario: Arc<Scenario>, logs: Arc<LogStore>) -> Self {
+    pub fn new(
+        store: Arc<Store>,
+        registry: Arc<Registry>,
+        scenario: Arc<Scenario>,
+        logs: Arc<LogStore>,
+    ) -> Self {
         Engine {
             store,
             registry,

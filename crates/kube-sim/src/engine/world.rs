@@ -80,33 +80,63 @@ impl World<'_> {
     }
 
     /// Replace the object where only its status changed (the status subresource).
-    pub fn update_status(&mut self, key: &ObjectKey, object: Value) -> Result<Arc<Value>, WriteError> {
+    pub fn update_status(
+        &mut self,
+        key: &ObjectKey,
+        object: Value,
+    ) -> Result<Arc<Value>, WriteError> {
         self.write(key, object, Some("status"))
     }
 
-    fn write(&mut self, key: &ObjectKey, mut object: Value, sub: Option<&str>) -> Result<Arc<Value>, WriteError> {
+    fn write(
+        &mut self,
+        key: &ObjectKey,
+        mut object: Value,
+        sub: Option<&str>,
+    ) -> Result<Arc<Value>, WriteError> {
         let old = self.store.get(key);
         if old.as_deref() == Some(&object) {
             return Ok(old.expect("checked"));
         }
         let (api_version, now) = (api_version(&object), self.timestamp());
-        crate::apply::record_update(old.as_deref(), &mut object, self.manager, &api_version, &now, sub);
+        crate::apply::record_update(
+            old.as_deref(),
+            &mut object,
+            self.manager,
+            &api_version,
+            &now,
+            sub,
+        );
         Ok(self.store.update(key, object, None)?)
     }
 
-    pub fn delete(&mut self, key: &ObjectKey, opts: DeleteOptions) -> Result<Arc<Value>, WriteError> {
+    pub fn delete(
+        &mut self,
+        key: &ObjectKey,
+        opts: DeleteOptions,
+    ) -> Result<Arc<Value>, WriteError> {
         Ok(self.store.delete(key, opts)?)
     }
 
     /// Record an event as the current controller (merged with an identical earlier one).
     pub fn event(&mut self, spec: EventSpec<'_>) {
         let component = spec.component.unwrap_or(self.manager);
-        self.recorder.record(self.store, EventSpec { component: Some(component), ..spec });
+        self.recorder.record(
+            self.store,
+            EventSpec {
+                component: Some(component),
+                ..spec
+            },
+        );
     }
 }
 
 fn api_version(object: &Value) -> String {
-    object.get("apiVersion").and_then(Value::as_str).unwrap_or("v1").to_owned()
+    object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("v1")
+        .to_owned()
 }
 
 /// The store key of an object, from its apiVersion, kind, namespace and name.
@@ -116,7 +146,10 @@ pub fn key_of(registry: &Registry, object: &Value) -> Option<ObjectKey> {
     let t = registry.by_kind(api_version, kind)?;
     let name = object.pointer("/metadata/name")?.as_str()?;
     let namespace = if t.namespaced {
-        object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default")
+        object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
     } else {
         ""
     };

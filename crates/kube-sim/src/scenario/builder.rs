@@ -44,7 +44,10 @@ impl ScenarioBuilder {
 
     /// Behaviour for an exact reference or a glob.
     pub fn image(mut self, reference: &str, behaviour: ImageBehaviour) -> Self {
-        self.scenario.images.rules.push((reference.to_owned(), behaviour));
+        self.scenario
+            .images
+            .rules
+            .push((reference.to_owned(), behaviour));
         self
     }
 

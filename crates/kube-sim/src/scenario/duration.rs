@@ -1,7 +1,7 @@
 //! Durations as scenario files write them: `1s`, `250ms`, `5m`, or a bare number of seconds.
 
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 use std::fmt;
 use std::time::Duration;
 
@@ -38,7 +38,9 @@ impl<'de> Deserialize<'de> for Dur {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
                 parse_duration(v).map(Dur).ok_or_else(|| {
-                    E::custom(format!("invalid duration {v:?}: use a form such as 1s, 250ms, 5m"))
+                    E::custom(format!(
+                        "invalid duration {v:?}: use a form such as 1s, 250ms, 5m"
+                    ))
                 })
             }
         }

@@ -127,7 +127,11 @@ impl ImageTable {
         self.rules
             .iter()
             .find(|(pattern, _)| pattern == image)
-            .or_else(|| self.rules.iter().find(|(pattern, _)| glob_match(pattern, image)))
+            .or_else(|| {
+                self.rules
+                    .iter()
+                    .find(|(pattern, _)| glob_match(pattern, image))
+            })
             .map_or(&self.default, |(_, b)| b)
     }
 }
@@ -283,7 +287,9 @@ impl RawImage {
         }
         if let Some(c) = self.crash {
             if c.exit_code == 0 && !c.oom {
-                return Err("a crash needs a non-zero exit_code (use `exit` for clean exits)".into());
+                return Err(
+                    "a crash needs a non-zero exit_code (use `exit` for clean exits)".into(),
+                );
             }
             b.exit = Some(Exit {
                 code: if c.oom { 137 } else { c.exit_code },
@@ -339,7 +345,10 @@ mod tests {
                 ("shop/web:missing".into(), ImageBehaviour::not_found()),
             ],
         };
-        assert_eq!(table.lookup("shop/web:missing").pull, PullBehaviour::NotFound);
+        assert_eq!(
+            table.lookup("shop/web:missing").pull,
+            PullBehaviour::NotFound
+        );
         assert_eq!(table.lookup("shop/api:1").ready, Readiness::Never);
         assert_eq!(table.lookup("nginx:1.27"), &ImageBehaviour::default());
     }

@@ -95,7 +95,15 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     };
     let raw: RawScenario = serde_yaml_ng::from_str(text).map_err(|e| {
         let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-        invalid(line, column, e.to_string().split(" at line ").next().unwrap_or_default().to_owned())
+        invalid(
+            line,
+            column,
+            e.to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        )
     })?;
     let mut scenario = Scenario::default();
     if let Some(v) = raw.kubernetes_version {
@@ -191,21 +199,36 @@ timeline:
         assert_eq!(s.kubernetes_version.to_string(), "1.31");
         assert!(!s.kubernetes_version.backoff_message_has_cause());
         assert_eq!(s.nodes.len(), 2);
-        assert_eq!(s.images.default.pull, PullBehaviour::Succeeds { after: Duration::from_secs(2) });
+        assert_eq!(
+            s.images.default.pull,
+            PullBehaviour::Succeeds {
+                after: Duration::from_secs(2)
+            }
+        );
         let flaky = s.images.lookup("registry.local/shop/api:flaky");
         assert_eq!(
             flaky.pull,
             PullBehaviour::Errors {
                 errors: vec!["429 Too Many Requests".into(), "503".into()],
-                then: Box::new(PullBehaviour::Succeeds { after: Duration::from_secs(1) }),
+                then: Box::new(PullBehaviour::Succeeds {
+                    after: Duration::from_secs(1)
+                }),
             }
         );
         let crash = s.images.lookup("registry.local/shop/cron:crash");
         assert_eq!(crash.exit.as_ref().unwrap().code, 3);
         assert_eq!(crash.logs, ["fatal: no config"]);
-        let oom = s.images.lookup("registry.local/shop/db:oom").exit.clone().unwrap();
+        let oom = s
+            .images
+            .lookup("registry.local/shop/db:oom")
+            .exit
+            .clone()
+            .unwrap();
         assert!(oom.oom && oom.code == 137);
-        assert_eq!(s.images.lookup("registry.local/shop/ui:unready").ready, Readiness::Never);
+        assert_eq!(
+            s.images.lookup("registry.local/shop/ui:unready").ready,
+            Readiness::Never
+        );
         assert_eq!(s.faults[1].matcher.nth, Some(1));
         assert_eq!(s.faults[1].retry_after, Some(Dur(Duration::from_secs(1))));
         assert_eq!(s.timeline[0].at, Duration::from_secs(5));
@@ -225,6 +248,9 @@ timeline:
 
         let version = "kubernetes_version: banana\n";
         let err = parse("v.yaml", version).unwrap_err().to_string();
-        assert_eq!(err, "v.yaml:1:1: kubernetes_version \"banana\" is not a version such as \"1.33\"");
+        assert_eq!(
+            err,
+            "v.yaml:1:1: kubernetes_version \"banana\" is not a version such as \"1.33\""
+        );
     }
 }

@@ -34,37 +34,40 @@ pub fn suffix(n: u64) -> String {
 /// The object in a request must be the one the URL names.
 pub fn check_identity(call: &Call, obj: &Value, name: &str) -> Result<(), ApiError> {
     let want_av = call.rt.api_version();
-    if let Some(av) = obj.get("apiVersion").and_then(Value::as_str) {
-        if av != want_av {
-            return Err(ApiError::bad_request(format!(
-                "the API version in the data ({av}) does not match the expected API version ({want_av})"
-            )));
-        }
+    if let Some(av) = obj.get("apiVersion").and_then(Value::as_str)
+        && av != want_av
+    {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({av}) does not match the expected API version ({want_av})"
+        )));
     }
-    if let Some(kind) = obj.get("kind").and_then(Value::as_str) {
-        if kind != call.rt.kind {
-            return Err(ApiError::bad_request(format!(
-                "the kind in the data ({kind}) does not match the expected kind ({})",
-                call.rt.kind
-            )));
-        }
+    if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+        && kind != call.rt.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            call.rt.kind
+        )));
     }
-    if let Some(n) = obj.pointer("/metadata/name").and_then(Value::as_str) {
-        if !name.is_empty() && n != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({n}) does not match the name on the URL ({name})"
-            )));
-        }
+    if let Some(n) = obj.pointer("/metadata/name").and_then(Value::as_str)
+        && !name.is_empty()
+        && n != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        )));
     }
     if let (Some(ns), Some(path_ns)) = (
-        obj.pointer("/metadata/namespace").and_then(Value::as_str).filter(|n| !n.is_empty()),
+        obj.pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty()),
         call.path.namespace.as_deref(),
-    ) {
-        if call.rt.namespaced && ns != path_ns {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
+    ) && call.rt.namespaced
+        && ns != path_ns
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
     }
     Ok(())
 }
@@ -79,9 +82,10 @@ pub fn apply_error(call: &Call, name: &str, e: ApplyError) -> ApiError {
                                 "message": format!("conflict with \"{}\" using {}", c.manager, c.api_version),
                                 "field": c.path}))
                 .collect();
-            ApiError::new(409, "Conflict", ApplyError::Conflict(conflicts).to_string()).with_details(json!({
-                "name": name, "group": call.rt.group, "kind": call.rt.plural, "causes": causes
-            }))
+            ApiError::new(409, "Conflict", ApplyError::Conflict(conflicts).to_string())
+                .with_details(json!({
+                    "name": name, "group": call.rt.group, "kind": call.rt.plural, "causes": causes
+                }))
         }
         other => ApiError::bad_request(other.to_string()),
     }
@@ -109,9 +113,19 @@ pub fn admit(
 ) -> Result<Value, ApiError> {
     check_identity(call, &obj, name)?;
     let rt = &call.rt;
-    let namespace = if rt.namespaced { call.path.namespace.clone().or_else(|| {
-        obj.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned)
-    }).unwrap_or_else(|| "default".into()) } else { String::new() };
+    let namespace = if rt.namespaced {
+        call.path
+            .namespace
+            .clone()
+            .or_else(|| {
+                obj.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .unwrap_or_else(|| "default".into())
+    } else {
+        String::new()
+    };
     if let Some(o) = obj.as_object_mut() {
         o.insert("apiVersion".into(), json!(rt.api_version()));
         o.insert("kind".into(), json!(rt.kind));
@@ -157,7 +171,15 @@ pub fn admit(
     if op == Op::Create {
         check_namespace(state, rt.namespaced, &namespace)?;
         let meta = metadata_mut(&mut obj);
-        for server_field in ["uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+        for server_field in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
             meta.remove(server_field);
         }
         let uid = state.store.new_uid();
@@ -165,10 +187,11 @@ pub fn admit(
         fill_server_fields(state, &mut obj, &uid);
     }
     crate::defaults::default_object(&mut obj);
-    if let (Op::Update, Some(old)) = (op, old) {
-        if rt.kind == "Service" && rt.group.is_empty() {
-            crate::defaults::preserve_service_allocations(old, &mut obj);
-        }
+    if let (Op::Update, Some(old)) = (op, old)
+        && rt.kind == "Service"
+        && rt.group.is_empty()
+    {
+        crate::defaults::preserve_service_allocations(old, &mut obj);
     }
     let validated = match old {
         Some(old) if op == Op::Update => crate::validation::validate_update(old, &obj),
@@ -191,7 +214,10 @@ pub fn admit(
     if call.params.dry_run() {
         let meta = metadata_mut(&mut obj);
         if op == Op::Create {
-            meta.insert("creationTimestamp".into(), json!(state.store.clock().now_rfc3339()));
+            meta.insert(
+                "creationTimestamp".into(),
+                json!(state.store.clock().now_rfc3339()),
+            );
         }
         if op == Op::Create && obj.get("spec").is_some() {
             obj["metadata"]["generation"] = json!(1);
@@ -212,13 +238,20 @@ fn check_namespace(state: &ServerState, namespaced: bool, namespace: &str) -> Re
     }
     let ns = state
         .store
-        .get(&crate::store::ObjectKey::new("", "namespaces", "", namespace))
+        .get(&crate::store::ObjectKey::new(
+            "",
+            "namespaces",
+            "",
+            namespace,
+        ))
         .ok_or_else(|| ApiError::not_found("namespaces", namespace))?;
     if ns.pointer("/metadata/deletionTimestamp").is_some() {
         return Err(ApiError::new(
             403,
             "Forbidden",
-            format!("unable to create new content in namespace {namespace} because it is being terminated"),
+            format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            ),
         ));
     }
     Ok(())
@@ -243,7 +276,11 @@ fn fill_server_fields(state: &ServerState, obj: &mut Value, uid: &str) {
                         .and_then(Value::as_str)
                         == Some("true")
                 })
-                .and_then(|c| c.pointer("/metadata/name").and_then(Value::as_str).map(str::to_owned));
+                .and_then(|c| {
+                    c.pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
             crate::defaults::default_storage_class(obj, default.as_deref());
         }
         "Job" => crate::defaults::default_job_selector(obj, uid),
@@ -253,8 +290,17 @@ fn fill_server_fields(state: &ServerState, obj: &mut Value, uid: &str) {
             let (services, _) = state.store.list("", "services", None);
             let in_use: Vec<u32> = services
                 .iter()
-                .flat_map(|s| s.pointer("/spec/ports").and_then(Value::as_array).cloned().unwrap_or_default())
-                .filter_map(|p| p.get("nodePort").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()))
+                .flat_map(|s| {
+                    s.pointer("/spec/ports")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .filter_map(|p| {
+                    p.get("nodePort")
+                        .and_then(Value::as_u64)
+                        .and_then(|n| u32::try_from(n).ok())
+                })
                 .collect();
             crate::defaults::allocate_node_ports(obj, &in_use);
         }

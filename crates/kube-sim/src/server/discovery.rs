@@ -10,9 +10,10 @@ pub const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=API
 
 /// Whether the Accept header asks for aggregated discovery.
 pub fn wants_aggregated(accept: &str) -> bool {
-    accept.split(',').next().is_some_and(|first| {
-        first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2")
-    })
+    accept
+        .split(',')
+        .next()
+        .is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2"))
 }
 
 pub fn version(v: KubeVersion) -> Value {
@@ -71,9 +72,15 @@ pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<
     if types.is_empty() {
         return None;
     }
-    let gv = if group.is_empty() { version.to_owned() } else { format!("{group}/{version}") };
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
     let resources: Vec<Value> = types.iter().flat_map(api_resource_json).collect();
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
 }
 
 /// `APIGroupDiscoveryList` for `/api` (core only) or `/apis` (all named groups).
@@ -90,7 +97,7 @@ pub fn aggregated(registry: &Registry, core: bool) -> Value {
                     let resources: Vec<Value> = all
                         .iter()
                         .filter(|t| &t.group == g && &t.version == v)
-                        .map(|t| aggregated_resource(t))
+                        .map(aggregated_resource)
                         .collect();
                     json!({"version": v, "resources": resources, "freshness": "Current"})
                 })
@@ -153,9 +160,21 @@ mod tests {
             .find(|x| x["resource"] == "pods")
             .unwrap();
         assert_eq!(pods["scope"], "Namespaced");
-        assert!(pods["subresources"].as_array().unwrap().iter().any(|s| s["subresource"] == "log"));
+        assert!(
+            pods["subresources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["subresource"] == "log")
+        );
         let apis = aggregated(&r, false);
-        assert!(apis["items"].as_array().unwrap().iter().any(|g| g["metadata"]["name"] == "apps"));
+        assert!(
+            apis["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|g| g["metadata"]["name"] == "apps")
+        );
         assert!(wants_aggregated(&format!("{AGGREGATED},application/json")));
         assert!(!wants_aggregated("application/json"));
     }
@@ -163,8 +182,17 @@ mod tests {
     #[test]
     fn autoscaling_prefers_v2() {
         let r = Registry::builtin();
-        assert_eq!(group(&r, "autoscaling").unwrap()["preferredVersion"]["version"], "v2");
+        assert_eq!(
+            group(&r, "autoscaling").unwrap()["preferredVersion"]["version"],
+            "v2"
+        );
         let list = resource_list(&r, "apps", "v1").unwrap();
-        assert!(list["resources"].as_array().unwrap().iter().any(|x| x["name"] == "deployments/scale"));
+        assert!(
+            list["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["name"] == "deployments/scale")
+        );
     }
 }

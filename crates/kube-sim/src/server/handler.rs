@@ -54,18 +54,24 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         Route::Health => return Ok("ok".into_response()),
         Route::OpenApiIndex => return Ok(json(openapi::index(registry))),
         Route::OpenApi(gv) => {
-            return openapi::group_version(registry, &gv).map(json).ok_or_else(ApiError::path_not_found);
+            return openapi::group_version(registry, &gv)
+                .map(json)
+                .ok_or_else(ApiError::path_not_found);
         }
         Route::Api | Route::Apis if discovery::wants_aggregated(&accept) => {
             let mut resp = json(discovery::aggregated(registry, route == Route::Api));
-            resp.headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static(discovery::AGGREGATED));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(discovery::AGGREGATED),
+            );
             return Ok(resp);
         }
         Route::Api => return Ok(json(discovery::api_versions())),
         Route::Apis => return Ok(json(discovery::group_list(registry))),
         Route::Group(g) => {
-            return discovery::group(registry, &g).map(json).ok_or_else(ApiError::path_not_found);
+            return discovery::group(registry, &g)
+                .map(json)
+                .ok_or_else(ApiError::path_not_found);
         }
         Route::GroupVersion { group, version } => {
             return discovery::resource_list(registry, &group, &version)
@@ -75,7 +81,11 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         Route::Resource(p) => p,
     };
     let rt = registry
-        .by_path(&resource_path.group, &resource_path.version, &resource_path.resource)
+        .by_path(
+            &resource_path.group,
+            &resource_path.version,
+            &resource_path.resource,
+        )
         .ok_or_else(ApiError::path_not_found)?;
     if resource_path.namespace.is_some() && !rt.namespaced {
         return Err(ApiError::path_not_found());
@@ -90,17 +100,27 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         resource: resource_label.clone(),
         namespace: resource_path.namespace.clone(),
         method: parts.method.to_string(),
-        path_and_query: parts.uri.path_and_query().map(ToString::to_string).unwrap_or_default(),
+        path_and_query: parts
+            .uri
+            .path_and_query()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
     });
-    let fault = state.faults.check(verb, &resource_label, resource_path.namespace.as_deref());
+    let fault = state
+        .faults
+        .check(verb, &resource_label, resource_path.namespace.as_deref());
     if let Some(f) = &fault {
         if let Some(latency) = f.latency {
             tokio::time::sleep(latency.0).await;
         }
         if let Some(code) = f.status {
-            let mut err = ApiError::new(code, reason_for(code), f.message.clone().unwrap_or_else(|| {
-                format!("kube-sim injected fault: {verb} {resource_label}")
-            }));
+            let mut err = ApiError::new(
+                code,
+                reason_for(code),
+                f.message
+                    .clone()
+                    .unwrap_or_else(|| format!("kube-sim injected fault: {verb} {resource_label}")),
+            );
             err.retry_after = f.retry_after.map(|d| d.0.as_secs_f64().ceil() as u64);
             return Err(err);
         }
@@ -138,7 +158,11 @@ fn with_code(code: u16, value: Value) -> Response {
 }
 
 fn header_str(headers: &axum::http::HeaderMap, name: header::HeaderName) -> String {
-    headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned()
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn verb_of(method: &Method, p: &ResourcePath, params: &Params) -> Result<&'static str, ApiError> {
@@ -176,7 +200,9 @@ fn reason_for(code: u16) -> &'static str {
 /// Turn a body into a response stream (used by watch).
 pub fn streaming(body: Body) -> Response {
     let mut resp = Response::new(body);
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     resp
 }

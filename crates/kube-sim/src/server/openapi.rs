@@ -11,14 +11,21 @@ pub fn index(registry: &Registry) -> Value {
     for (group, versions) in registry.groups() {
         for v in versions {
             let gv = gv_path(&group, &v);
-            paths.insert(gv.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash=kube-sim")}));
+            paths.insert(
+                gv.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash=kube-sim")}),
+            );
         }
     }
     json!({"paths": paths})
 }
 
 fn gv_path(group: &str, version: &str) -> String {
-    if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
 }
 
 /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{g}/{v}`: the operations of each resource.
@@ -35,9 +42,18 @@ pub fn group_version(registry: &Registry, gv: &str) -> Option<Value> {
     for t in &types {
         let gvk = json!({"group": t.group, "version": t.version, "kind": t.kind});
         let params = |names: &[&str]| -> Vec<Value> {
-            names.iter().map(|n| json!({"name": n, "in": "query", "schema": {"type": "string"}})).collect()
+            names
+                .iter()
+                .map(|n| json!({"name": n, "in": "query", "schema": {"type": "string"}}))
+                .collect()
         };
-        let write = params(&["dryRun", "fieldManager", "fieldValidation", "force", "pretty"]);
+        let write = params(&[
+            "dryRun",
+            "fieldManager",
+            "fieldValidation",
+            "force",
+            "pretty",
+        ]);
         let item = json!({
             "get": {"x-kubernetes-group-version-kind": gvk, "x-kubernetes-action": "get", "parameters": params(&["pretty"]), "responses": {}},
             "put": {"x-kubernetes-group-version-kind": gvk, "x-kubernetes-action": "put", "parameters": write, "responses": {}},

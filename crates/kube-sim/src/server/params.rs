@@ -10,7 +10,11 @@ pub struct Params(HashMap<String, String>);
 impl Params {
     pub fn parse(query: Option<&str>) -> Self {
         let mut map = HashMap::new();
-        for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        for pair in query
+            .unwrap_or_default()
+            .split('&')
+            .filter(|p| !p.is_empty())
+        {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             map.insert(decode(k), decode(v));
         }
@@ -18,7 +22,10 @@ impl Params {
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(String::as_str).filter(|v| !v.is_empty())
+        self.0
+            .get(key)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
     }
 
     pub fn flag(&self, key: &str) -> bool {
@@ -62,7 +69,9 @@ mod tests {
 
     #[test]
     fn decodes_selectors_and_flags() {
-        let p = Params::parse(Some("labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=1&timeoutSeconds=290&dryRun=All&x=%"));
+        let p = Params::parse(Some(
+            "labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=1&timeoutSeconds=290&dryRun=All&x=%",
+        ));
         assert_eq!(p.get("labelSelector"), Some("app=web,tier in (a)"));
         assert!(p.flag("watch"));
         assert_eq!(p.seconds("timeoutSeconds"), Some(Duration::from_secs(290)));

@@ -22,7 +22,10 @@ pub enum Route {
     /// `/apis/{group}`.
     Group(String),
     /// `/api/v1` or `/apis/{group}/{version}`.
-    GroupVersion { group: String, version: String },
+    GroupVersion {
+        group: String,
+        version: String,
+    },
     Resource(ResourcePath),
     Health,
     /// `/openapi/v3`.
@@ -32,7 +35,11 @@ pub enum Route {
 }
 
 pub fn parse(path: &str) -> Option<Route> {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
     match segs.as_slice() {
         ["version"] => Some(Route::Version),
         ["healthz" | "livez" | "readyz"] => Some(Route::Health),
@@ -49,16 +56,17 @@ pub fn parse(path: &str) -> Option<Route> {
 
 fn resource_route(group: &str, version: &str, rest: &[&str]) -> Option<Route> {
     let owned = |s: &&str| (*s).to_owned();
-    let path = |namespace: Option<&str>, resource: &str, name: Option<&&str>, sub: Option<&&str>| {
-        Some(Route::Resource(ResourcePath {
-            group: group.to_owned(),
-            version: version.to_owned(),
-            namespace: namespace.map(str::to_owned),
-            resource: resource.to_owned(),
-            name: name.map(owned),
-            subresource: sub.map(owned),
-        }))
-    };
+    let path =
+        |namespace: Option<&str>, resource: &str, name: Option<&&str>, sub: Option<&&str>| {
+            Some(Route::Resource(ResourcePath {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                namespace: namespace.map(str::to_owned),
+                resource: resource.to_owned(),
+                name: name.map(owned),
+                subresource: sub.map(owned),
+            }))
+        };
     match rest {
         [] => Some(Route::GroupVersion {
             group: group.to_owned(),
@@ -104,12 +112,42 @@ mod tests {
     #[test]
     fn parses_resource_paths_as_the_api_server_does() {
         case("/api/v1/pods", ("", None, "pods", None, None));
-        case("/api/v1/namespaces/shop/pods", ("", Some("shop"), "pods", None, None));
-        case("/api/v1/namespaces/shop/pods/web-1/log", ("", Some("shop"), "pods", Some("web-1"), Some("log")));
-        case("/api/v1/namespaces/shop", ("", None, "namespaces", Some("shop"), None));
-        case("/api/v1/namespaces/shop/status", ("", None, "namespaces", Some("shop"), Some("status")));
-        case("/apis/apps/v1/namespaces/shop/deployments/web/status", ("apps", Some("shop"), "deployments", Some("web"), Some("status")));
-        case("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.y", ("apiextensions.k8s.io", None, "customresourcedefinitions", Some("x.y"), None));
+        case(
+            "/api/v1/namespaces/shop/pods",
+            ("", Some("shop"), "pods", None, None),
+        );
+        case(
+            "/api/v1/namespaces/shop/pods/web-1/log",
+            ("", Some("shop"), "pods", Some("web-1"), Some("log")),
+        );
+        case(
+            "/api/v1/namespaces/shop",
+            ("", None, "namespaces", Some("shop"), None),
+        );
+        case(
+            "/api/v1/namespaces/shop/status",
+            ("", None, "namespaces", Some("shop"), Some("status")),
+        );
+        case(
+            "/apis/apps/v1/namespaces/shop/deployments/web/status",
+            (
+                "apps",
+                Some("shop"),
+                "deployments",
+                Some("web"),
+                Some("status"),
+            ),
+        );
+        case(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.y",
+            (
+                "apiextensions.k8s.io",
+                None,
+                "customresourcedefinitions",
+                Some("x.y"),
+                None,
+            ),
+        );
     }
 
     #[test]
@@ -118,7 +156,13 @@ mod tests {
         assert_eq!(parse("/api"), Some(Route::Api));
         assert_eq!(parse("/apis/"), Some(Route::Apis));
         assert_eq!(parse("/apis/apps"), Some(Route::Group("apps".into())));
-        assert_eq!(parse("/api/v1"), Some(Route::GroupVersion { group: String::new(), version: "v1".into() }));
+        assert_eq!(
+            parse("/api/v1"),
+            Some(Route::GroupVersion {
+                group: String::new(),
+                version: "v1".into()
+            })
+        );
         assert_eq!(parse("/nope"), None);
     }
 }

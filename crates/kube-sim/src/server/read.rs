@@ -34,7 +34,16 @@ pub fn present(rt: &ResourceType, object: &Value) -> Value {
 
 pub fn key(rt: &ResourceType, namespace: Option<&str>, name: &str) -> ObjectKey {
     let (group, plural) = storage_of(rt);
-    ObjectKey::new(group, plural, if rt.namespaced { namespace.unwrap_or("default") } else { "" }, name)
+    ObjectKey::new(
+        group,
+        plural,
+        if rt.namespaced {
+            namespace.unwrap_or("default")
+        } else {
+            ""
+        },
+        name,
+    )
 }
 
 pub fn get(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
@@ -71,9 +80,19 @@ impl Selectors {
 pub fn list(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
     let selectors = Selectors::from_call(call)?;
     let (group, plural) = storage_of(&call.rt);
-    let (items, rv) = state.store.list(group, plural, call.path.namespace.as_deref());
-    let after = call.params.get("continue").map(decode_continue).transpose()?;
-    let limit = call.params.get("limit").and_then(|l| l.parse::<usize>().ok()).filter(|l| *l > 0);
+    let (items, rv) = state
+        .store
+        .list(group, plural, call.path.namespace.as_deref());
+    let after = call
+        .params
+        .get("continue")
+        .map(decode_continue)
+        .transpose()?;
+    let limit = call
+        .params
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0);
     let mut matching = items
         .iter()
         .filter(|o| after.as_ref().is_none_or(|a| sort_key(o) > *a))
@@ -85,11 +104,11 @@ pub fn list(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
     };
     let remaining = matching.count();
     let mut metadata = json!({"resourceVersion": rv.to_string()});
-    if remaining > 0 {
-        if let Some(last) = page.last() {
-            metadata["continue"] = json!(encode_continue(&sort_key(last)));
-            metadata["remainingItemCount"] = json!(remaining);
-        }
+    if remaining > 0
+        && let Some(last) = page.last()
+    {
+        metadata["continue"] = json!(encode_continue(&sort_key(last)));
+        metadata["remainingItemCount"] = json!(remaining);
     }
     if !call.rt.custom {
         // Typed lists omit each item's apiVersion and kind, as the real server does.
@@ -118,8 +137,12 @@ fn encode_continue(k: &str) -> String {
 }
 
 fn decode_continue(token: &str) -> Result<String, ApiError> {
-    let bad = || ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
-    if token.len() % 2 != 0 {
+    let bad = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
+    if !token.len().is_multiple_of(2) {
         return Err(bad());
     }
     let bytes: Result<Vec<u8>, _> = (0..token.len())

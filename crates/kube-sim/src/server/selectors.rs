@@ -42,7 +42,10 @@ impl LabelSelector {
                 LabelReq::NotIn(k.trim().into(), set(rest)?)
             } else if let Some((k, rest)) = term.split_once(" in ") {
                 LabelReq::In(k.trim().into(), set(rest)?)
-            } else if term.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) {
+            } else if term
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+            {
                 LabelReq::Exists(term.to_owned())
             } else {
                 return Err(format!("unable to parse requirement: {term:?}"));
@@ -97,7 +100,9 @@ impl FieldSelector {
             } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
                 (k, true, v)
             } else {
-                return Err(format!("invalid selector: '{term}'; can't understand '{term}'"));
+                return Err(format!(
+                    "invalid selector: '{term}'; can't understand '{term}'"
+                ));
             };
             reqs.push((path.trim().to_owned(), eq, value.trim().to_owned()));
         }
@@ -136,7 +141,11 @@ mod tests {
             ("!missing", true),
             ("", true),
         ] {
-            assert_eq!(LabelSelector::parse(sel).unwrap().matches(&pod), want, "{sel}");
+            assert_eq!(
+                LabelSelector::parse(sel).unwrap().matches(&pod),
+                want,
+                "{sel}"
+            );
         }
         assert!(LabelSelector::parse("app in web").is_err());
     }
@@ -144,7 +153,8 @@ mod tests {
     #[test]
     fn field_selectors_follow_dotted_paths() {
         let ev = json!({"involvedObject": {"kind": "Pod", "name": "web-1"}, "type": "Warning"});
-        let sel = FieldSelector::parse("involvedObject.kind=Pod,involvedObject.name=web-1").unwrap();
+        let sel =
+            FieldSelector::parse("involvedObject.kind=Pod,involvedObject.name=web-1").unwrap();
         assert!(sel.matches(&ev));
         assert!(!FieldSelector::parse("type!=Warning").unwrap().matches(&ev));
         assert!(FieldSelector::parse("spec.nodeName=").unwrap().matches(&ev));

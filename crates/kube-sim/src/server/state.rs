@@ -24,7 +24,12 @@ pub struct ServerState {
 }
 
 impl ServerState {
-    pub fn new(store: Arc<Store>, registry: Arc<Registry>, scenario: Arc<Scenario>, logs: Arc<LogStore>) -> Self {
+    pub fn new(
+        store: Arc<Store>,
+        registry: Arc<Registry>,
+        scenario: Arc<Scenario>,
+        logs: Arc<LogStore>,
+    ) -> Self {
         let faults = FaultInjector::new(&scenario.faults);
         ServerState {
             store,

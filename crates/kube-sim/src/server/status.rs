@@ -10,7 +10,7 @@ pub struct ApiError {
     pub code: u16,
     pub reason: &'static str,
     pub message: String,
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
     pub retry_after: Option<u64>,
 }
 
@@ -26,13 +26,21 @@ impl ApiError {
     }
 
     pub fn not_found(group_resource: &str, name: &str) -> Self {
-        Self::new(404, "NotFound", format!("{group_resource} \"{name}\" not found"))
-            .with_details(json!({"name": name, "kind": kind_of(group_resource)}))
+        Self::new(
+            404,
+            "NotFound",
+            format!("{group_resource} \"{name}\" not found"),
+        )
+        .with_details(json!({"name": name, "kind": kind_of(group_resource)}))
     }
 
     pub fn already_exists(group_resource: &str, name: &str) -> Self {
-        Self::new(409, "AlreadyExists", format!("{group_resource} \"{name}\" already exists"))
-            .with_details(json!({"name": name, "kind": kind_of(group_resource)}))
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{group_resource} \"{name}\" already exists"),
+        )
+        .with_details(json!({"name": name, "kind": kind_of(group_resource)}))
     }
 
     pub fn conflict(group_resource: &str, name: &str) -> Self {
@@ -50,11 +58,19 @@ impl ApiError {
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
     }
 
     pub fn path_not_found() -> Self {
-        Self::new(404, "NotFound", "the server could not find the requested resource")
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
     }
 
     pub fn expired(message: impl Into<String>) -> Self {
@@ -62,7 +78,7 @@ impl ApiError {
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -78,7 +94,7 @@ impl ApiError {
             "code": self.code,
         });
         if let Some(d) = &self.details {
-            s["details"] = d.clone();
+            s["details"] = (**d).clone();
         }
         if let Some(r) = self.retry_after {
             s["details"]["retryAfterSeconds"] = json!(r);
@@ -95,10 +111,10 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut resp = (code, axum::Json(self.status())).into_response();
-        if let Some(r) = self.retry_after {
-            if let Ok(v) = HeaderValue::from_str(&r.to_string()) {
-                resp.headers_mut().insert(header::RETRY_AFTER, v);
-            }
+        if let Some(r) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&r.to_string())
+        {
+            resp.headers_mut().insert(header::RETRY_AFTER, v);
         }
         resp
     }

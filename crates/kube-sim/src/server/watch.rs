@@ -57,18 +57,30 @@ async fn run(
     let namespace = call.path.namespace.as_deref();
     let fault = call.fault.clone().unwrap_or_default();
     if fault.expired {
-        return tx.send(Ok(expired("too old resource version: injected by kube-sim"))).await;
+        return tx
+            .send(Ok(expired(
+                "too old resource version: injected by kube-sim",
+            )))
+            .await;
     }
     let bookmarks = call.params.flag("allowWatchBookmarks");
     let send_initial = call.params.flag("sendInitialEvents");
     let rv_param = call.params.get("resourceVersion").unwrap_or("0");
-    let timeout = call.params.seconds("timeoutSeconds").unwrap_or(MAX_WATCH).min(MAX_WATCH);
+    let timeout = call
+        .params
+        .seconds("timeoutSeconds")
+        .unwrap_or(MAX_WATCH)
+        .min(MAX_WATCH);
     let deadline = tokio::time::Instant::now() + timeout;
     let mut budget = fault.drop_after_events.map(|n| n as usize);
 
     let (mut rx, mut last_rv) = if send_initial || rv_param == "0" {
         if send_initial && call.params.get("resourceVersionMatch") != Some("NotOlderThan") {
-            let err = ApiError::new(422, "Invalid", "sendInitialEvents requires resourceVersionMatch=NotOlderThan");
+            let err = ApiError::new(
+                422,
+                "Invalid",
+                "sendInitialEvents requires resourceVersionMatch=NotOlderThan",
+            );
             return tx.send(Ok(line("ERROR", &err.status()))).await;
         }
         let (items, rv, rx) = state.store.list_and_subscribe(group, plural, namespace);
@@ -92,7 +104,18 @@ async fn run(
         match state.store.watch_from(rv) {
             Ok((past, rx)) => {
                 for change in past {
-                    if !forward(tx, &mut budget, rt, group, plural, namespace, selectors, &change).await? {
+                    if !forward(
+                        tx,
+                        &mut budget,
+                        rt,
+                        group,
+                        plural,
+                        namespace,
+                        selectors,
+                        &change,
+                    )
+                    .await?
+                    {
                         return Ok(());
                     }
                 }
@@ -100,7 +123,9 @@ async fn run(
             }
             Err(StoreError::Expired { requested, oldest }) => {
                 return tx
-                    .send(Ok(expired(&format!("too old resource version: {requested} ({oldest})"))))
+                    .send(Ok(expired(&format!(
+                        "too old resource version: {requested} ({oldest})"
+                    ))))
                     .await;
             }
             Err(e) => return tx.send(Ok(expired(&e.to_string()))).await,
@@ -179,7 +204,9 @@ async fn forward(
         (false, true) => "ADDED",
         (true, true) => "MODIFIED",
         (true, false) => "DELETED",
-        (false, false) if change.kind == ChangeType::Deleted && selectors.matches(&now) => "DELETED",
+        (false, false) if change.kind == ChangeType::Deleted && selectors.matches(&now) => {
+            "DELETED"
+        }
         (false, false) => return Ok(true),
     };
     emit(tx, budget, kind, &now).await

@@ -22,15 +22,26 @@ fn parse_body(call: &Call) -> Result<Value, ApiError> {
     } else {
         serde_json::from_slice(&call.body).map_err(|e| e.to_string())
     };
-    parsed.map_err(|e| ApiError::bad_request(format!("the body of the request was in an unknown format: {e}")))
+    parsed.map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body of the request was in an unknown format: {e}"
+        ))
+    })
 }
 
 /// The field manager: `fieldManager`, else the client's program name from User-Agent.
 fn manager(call: &Call) -> String {
-    call.params.get("fieldManager").map(str::to_owned).unwrap_or_else(|| {
-        let ua = call.user_agent.split('/').next().unwrap_or_default().trim();
-        if ua.is_empty() { "unknown".to_owned() } else { ua.to_owned() }
-    })
+    call.params
+        .get("fieldManager")
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            let ua = call.user_agent.split('/').next().unwrap_or_default().trim();
+            if ua.is_empty() {
+                "unknown".to_owned()
+            } else {
+                ua.to_owned()
+            }
+        })
 }
 
 pub(super) fn to_api_error(call: &Call, name: &str, e: StoreError) -> ApiError {
@@ -50,16 +61,25 @@ pub fn create(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), Api
     let mut obj = parse_body(call)?;
     let name = match obj.pointer("/metadata/name").and_then(Value::as_str) {
         Some(n) if !n.is_empty() => n.to_owned(),
-        _ => match obj.pointer("/metadata/generateName").and_then(Value::as_str) {
+        _ => match obj
+            .pointer("/metadata/generateName")
+            .and_then(Value::as_str)
+        {
             Some(prefix) => {
-                let n = state.names.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let n = state
+                    .names
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 format!("{prefix}{}", admission::suffix(u64::from(n)))
             }
             None => {
-                return Err(ApiError::new(422, "Invalid", format!(
-                    "{} \"\" is invalid: metadata.name: Required value: name or generateName is required",
-                    call.rt.kind
-                )));
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    format!(
+                        "{} \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                        call.rt.kind
+                    ),
+                ));
             }
         },
     };
@@ -80,14 +100,27 @@ pub fn update(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> 
         .get(&k)
         .ok_or_else(|| ApiError::not_found(&call.rt.group_resource(), &name))?;
     let mut obj = parse_body(call)?;
-    let expected = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(str::to_owned);
-    if let Some(expected) = expected.filter(|e| !e.is_empty()) {
-        if old.pointer("/metadata/resourceVersion").and_then(Value::as_str) != Some(expected.as_str()) {
-            return Err(ApiError::conflict(&call.rt.group_resource(), &name));
-        }
+    let expected = obj
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(expected) = expected.filter(|e| !e.is_empty())
+        && old
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            != Some(expected.as_str())
+    {
+        return Err(ApiError::conflict(&call.rt.group_resource(), &name));
     }
     let time = state.store.clock().now_rfc3339();
-    apply::record_update(Some(&old), &mut obj, &manager(call), &call.rt.api_version(), &time, call.path.subresource.as_deref());
+    apply::record_update(
+        Some(&old),
+        &mut obj,
+        &manager(call),
+        &call.rt.api_version(),
+        &time,
+        call.path.subresource.as_deref(),
+    );
     admission::admit(state, call, &name, Some(&old), obj, Op::Update)
 }
 
@@ -95,12 +128,19 @@ pub fn patch(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), ApiE
     let name = call.path.name.clone().unwrap_or_default();
     let k = key(&call.rt, call.path.namespace.as_deref(), &name);
     let old = state.store.get(&k);
-    let ct = call.content_type.split(';').next().unwrap_or_default().trim();
+    let ct = call
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim();
     let time = state.store.clock().now_rfc3339();
     let api_version = call.rt.api_version();
     if ct == "application/apply-patch+yaml" || ct == "application/apply-patch+cbor" {
         let Some(mgr) = call.params.get("fieldManager") else {
-            return Err(ApiError::bad_request("PATCH, application/apply-patch+yaml requests must have a fieldManager"));
+            return Err(ApiError::bad_request(
+                "PATCH, application/apply-patch+yaml requests must have a fieldManager",
+            ));
         };
         let applied = parse_body(call)?;
         admission::check_identity(call, &applied, &name)?;
@@ -112,10 +152,14 @@ pub fn patch(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), ApiE
             subresource: call.path.subresource.as_deref(),
             reset_status: call.rt.has_status() && call.path.subresource.is_none(),
         };
-        let merged = apply::apply(old.as_deref(), &applied, &opts).map_err(|e| admission::apply_error(call, &name, e))?;
+        let merged = apply::apply(old.as_deref(), &applied, &opts)
+            .map_err(|e| admission::apply_error(call, &name, e))?;
         return match old {
-            None => admission::admit(state, call, &name, None, merged, Op::Create).map(|v| (201, v)),
-            Some(old) => admission::admit(state, call, &name, Some(&old), merged, Op::Update).map(|v| (200, v)),
+            None => {
+                admission::admit(state, call, &name, None, merged, Op::Create).map(|v| (201, v))
+            }
+            Some(old) => admission::admit(state, call, &name, Some(&old), merged, Op::Update)
+                .map(|v| (200, v)),
         };
     }
     let old = old.ok_or_else(|| ApiError::not_found(&call.rt.group_resource(), &name))?;
@@ -123,30 +167,58 @@ pub fn patch(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), ApiE
     let base = present(&call.rt, &old);
     let mut patched = match ct {
         "application/merge-patch+json" => apply::merge_patch(&base, &patch),
-        "application/json-patch+json" => apply::json_patch(&base, &patch).map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
+        "application/json-patch+json" => apply::json_patch(&base, &patch)
+            .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
         "application/strategic-merge-patch+json" => {
             if call.rt.custom {
-                return Err(ApiError::new(415, "UnsupportedMediaType", "strategic merge patch is not supported for custom resources"));
+                return Err(ApiError::new(
+                    415,
+                    "UnsupportedMediaType",
+                    "strategic merge patch is not supported for custom resources",
+                ));
             }
-            apply::strategic_merge_patch(&base, &patch).map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?
+            apply::strategic_merge_patch(&base, &patch)
+                .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?
         }
-        other => return Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {other:?}"))),
+        other => {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {other:?}"
+                ),
+            ));
+        }
     };
-    apply::record_update(Some(&old), &mut patched, &manager(call), &api_version, &time, call.path.subresource.as_deref());
+    apply::record_update(
+        Some(&old),
+        &mut patched,
+        &manager(call),
+        &api_version,
+        &time,
+        call.path.subresource.as_deref(),
+    );
     admission::admit(state, call, &name, Some(&old), patched, Op::Update).map(|v| (200, v))
 }
 
 pub fn delete(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
     let name = call.path.name.clone().unwrap_or_default();
     let k = key(&call.rt, call.path.namespace.as_deref(), &name);
-    let body: Value = if call.body.is_empty() { json!({}) } else { parse_body(call)? };
+    let body: Value = if call.body.is_empty() {
+        json!({})
+    } else {
+        parse_body(call)?
+    };
     let grace = call
         .params
         .get("gracePeriodSeconds")
         .and_then(|g| g.parse().ok())
         .or_else(|| body.get("gracePeriodSeconds").and_then(Value::as_i64));
     let dry_run = call.params.dry_run()
-        || body.get("dryRun").and_then(Value::as_array).is_some_and(|d| d.iter().any(|x| x == "All"));
+        || body
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|d| d.iter().any(|x| x == "All"));
     if dry_run {
         return state
             .store
@@ -156,7 +228,12 @@ pub fn delete(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> 
     }
     let obj = state
         .store
-        .delete(&k, DeleteOptions { grace_period_seconds: grace })
+        .delete(
+            &k,
+            DeleteOptions {
+                grace_period_seconds: grace,
+            },
+        )
         .map_err(|e| to_api_error(call, &name, e))?;
     Ok(present(&call.rt, &obj))
 }
@@ -165,18 +242,22 @@ pub fn delete_collection(state: &Arc<ServerState>, call: &Call) -> Result<Value,
     let listed = super::read::list(state, call)?;
     let mut deleted = Vec::new();
     for item in listed["items"].as_array().into_iter().flatten() {
-        let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let name = item
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
         let k = key(&call.rt, ns.or(call.path.namespace.as_deref()), name);
-        if !call.params.dry_run() {
-            if let Ok(o) = state.store.delete(&k, DeleteOptions::default()) {
-                deleted.push(present(&call.rt, &o));
-                continue;
-            }
+        if !call.params.dry_run()
+            && let Ok(o) = state.store.delete(&k, DeleteOptions::default())
+        {
+            deleted.push(present(&call.rt, &o));
+            continue;
         }
         deleted.push(item.clone());
     }
-    Ok(json!({"kind": call.rt.list_kind(), "apiVersion": call.rt.api_version(),
-              "metadata": {"resourceVersion": state.store.current_rv().to_string()}, "items": deleted}))
+    Ok(
+        json!({"kind": call.rt.list_kind(), "apiVersion": call.rt.api_version(),
+              "metadata": {"resourceVersion": state.store.current_rv().to_string()}, "items": deleted}),
+    )
 }
-
