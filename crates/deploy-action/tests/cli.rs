@@ -24,19 +24,6 @@ impl Cluster {
         Cluster { sim, dir }
     }
 
-    /// Wait until the controllers have finished bootstrapping (no write for 500 ms).
-    async fn settle(&self) {
-        let mut last = self.sim.store.current_rv();
-        loop {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            let now = self.sim.store.current_rv();
-            if now == last {
-                return;
-            }
-            last = now;
-        }
-    }
-
     fn path(&self, name: &str) -> std::path::PathBuf {
         self.dir.path().join(name)
     }
@@ -111,7 +98,7 @@ async fn invalid_manifests_exit_2_with_file_and_line_and_touch_nothing() {
         "bad.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n",
     );
-    c.settle().await;
+    c.sim.settle(Duration::from_millis(300)).await;
     let before = c.sim.store.current_rv();
     let out = c.deploy(&["-f", &f]).await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
@@ -251,7 +238,7 @@ async fn a_slow_registry_exits_70() {
 async fn a_dry_run_changes_nothing() {
     let c = Cluster::start(fast()).await;
     let f = c.write("web.yaml", &deployment("web", "registry.local/shop/web:1"));
-    c.settle().await;
+    c.sim.settle(Duration::from_millis(300)).await;
     let before = c.sim.store.current_rv();
     let out = c
         .deploy(&["-f", &f, "--dry-run", "--image-preflight", "off"])

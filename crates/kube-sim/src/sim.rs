@@ -78,6 +78,20 @@ impl Sim {
         }
     }
 
+    /// Wait until nothing has been written for `quiet` (the controllers have settled, e.g.
+    /// after bootstrap), so a test can compare resourceVersions before and after a client.
+    pub async fn settle(&self, quiet: std::time::Duration) {
+        let mut last = self.store.current_rv();
+        loop {
+            tokio::time::sleep(quiet).await;
+            let now = self.store.current_rv();
+            if now == last {
+                return;
+            }
+            last = now;
+        }
+    }
+
     /// A kube client talking to this cluster in-process (works under a paused clock).
     pub fn client(&self) -> kube::Client {
         server::in_process_client(self.server.clone())

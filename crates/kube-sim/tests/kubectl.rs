@@ -99,6 +99,7 @@ async fn server_side_apply_and_server_dry_run() {
     let Some(s) = Served::start(Scenario::default()).await else {
         return;
     };
+    s.sim.settle(std::time::Duration::from_millis(300)).await;
     let before = s.sim.store.current_rv();
     let out = s
         .ok(
