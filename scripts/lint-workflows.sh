@@ -74,6 +74,7 @@ for name in files:
         )
 sys.exit(bad)
 PY
+echo "checking $(find "$runs" -name "*.sh" | wc -l) run: blocks and scripts/*.sh"
 if compgen -G "$runs/*.sh" >/dev/null; then
   shellcheck --shell=bash "$runs"/*.sh || status=1
 fi
