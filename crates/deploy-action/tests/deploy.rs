@@ -289,3 +289,52 @@ async fn watch_judges_objects_that_already_exist() {
     );
     assert_eq!(sim.store.current_rv(), before, "watch wrote to the cluster");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_throttled_apply_is_retried_and_the_deploy_succeeds() {
+    use kube_sim::scenario::{Dur, Fault, FaultMatch};
+    let throttle = Fault {
+        matcher: FaultMatch {
+            verb: Some("patch".into()),
+            resource: Some("deployments".into()),
+            nth: Some(1),
+            count: Some(2),
+            ..FaultMatch::default()
+        },
+        status: Some(429),
+        retry_after: Some(Dur(Duration::from_secs(1))),
+        ..Fault::default()
+    };
+    let sim = Sim::start(Scenario::builder().fault(throttle).build());
+    let yaml = deployment("web", "registry.local/shop/web:1", "");
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    // Dry run (throttled twice, then through) and the apply itself.
+    assert_eq!(sim.server.recorder.count("patch", "deployments"), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropped_watches_are_resumed_without_losing_the_verdict() {
+    use kube_sim::scenario::{Fault, FaultMatch};
+    let drop = Fault {
+        matcher: FaultMatch {
+            verb: Some("watch".into()),
+            resource: Some("pods".into()),
+            ..FaultMatch::default()
+        },
+        drop_after_events: Some(2),
+        ..Fault::default()
+    };
+    let sim = Sim::start(Scenario::builder().fault(drop).build());
+    let yaml = deployment("web", "registry.local/shop/web:1", "");
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    assert!(
+        sim.server.recorder.count("watch", "pods") >= 2,
+        "the pod watch was never re-established"
+    );
+}

@@ -300,11 +300,8 @@ impl Store {
             Some(g) => meta.insert("generation".into(), json!(g)),
             None => meta.remove("generation"),
         };
-        let finalizers_empty = meta
-            .get("finalizers")
-            .and_then(Value::as_array)
-            .is_none_or(Vec::is_empty);
-        if meta.contains_key("deletionTimestamp") && finalizers_empty {
+        let terminating = meta.contains_key("deletionTimestamp");
+        if terminating && !held(key, &object) {
             return Ok(self.remove(&mut inner, key, object));
         }
         Ok(self.commit(&mut inner, ChangeType::Modified, key, object, Some(old)))
@@ -319,13 +316,15 @@ impl Store {
             .get(key)
             .cloned()
             .ok_or_else(|| StoreError::NotFound(describe(key)))?;
-        let has_finalizers = old
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
-        let graceful = key.plural == "pods"
-            && key.group.is_empty()
+        let has_finalizers = has_finalizers(key, &old);
+        // A pod on a node is stopped by its kubelet, which removes it; one never scheduled
+        // (or replayed from a timeline) goes at once.
+        let graceful = is_pod(key)
             && opts.grace_period_seconds.unwrap_or(30) > 0
+            && old
+                .pointer("/spec/nodeName")
+                .and_then(Value::as_str)
+                .is_some_and(|n| !n.is_empty())
             && !inner.frozen.contains(key);
         if !has_finalizers && !graceful {
             let object = (*old).clone();
@@ -343,7 +342,24 @@ impl Store {
             0
         };
         meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
+        if key.plural == "namespaces" && key.group.is_empty() {
+            object["status"]["phase"] = json!("Terminating");
+        }
         Ok(self.commit(&mut inner, ChangeType::Modified, key, object, Some(old)))
+    }
+
+    /// The kubelet has stopped a deleted pod: its grace period is over (the kubelet's final
+    /// delete with grace 0). Removed now unless finalizers still hold it.
+    pub fn end_grace_period(&self, key: &ObjectKey) -> Option<Arc<Value>> {
+        let mut inner = self.lock();
+        let old = inner.objects.get(key).cloned()?;
+        let mut object = (*old).clone();
+        metadata_mut(&mut object).insert("deletionGracePeriodSeconds".into(), json!(0));
+        if held(key, &object) {
+            Some(self.commit(&mut inner, ChangeType::Modified, key, object, Some(old)))
+        } else {
+            Some(self.remove(&mut inner, key, object))
+        }
     }
 
     /// Remove an object now, whatever its finalizers (the kubelet ending a terminated pod).
@@ -401,6 +417,33 @@ impl Store {
         let _ = self.tx.send(change);
         object
     }
+}
+
+fn is_pod(key: &ObjectKey) -> bool {
+    key.plural == "pods" && key.group.is_empty()
+}
+
+/// Finalizers that hold a delete: `metadata.finalizers`, and for Namespaces the
+/// `spec.finalizers` the namespace controller clears once the namespace is empty.
+fn has_finalizers(key: &ObjectKey, object: &Value) -> bool {
+    let nonempty = |p: &str| {
+        object
+            .pointer(p)
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty())
+    };
+    nonempty("/metadata/finalizers")
+        || (key.plural == "namespaces" && key.group.is_empty() && nonempty("/spec/finalizers"))
+}
+
+/// Whether a terminating object must stay: finalizers remain, or it is a pod whose kubelet
+/// has not finished stopping it (the kubelet removes it with `remove_now`).
+fn held(key: &ObjectKey, object: &Value) -> bool {
+    let grace = object
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    has_finalizers(key, object) || (is_pod(key) && grace > 0)
 }
 
 fn describe(key: &ObjectKey) -> String {
@@ -498,6 +541,50 @@ mod tests {
         cleared["metadata"]["finalizers"] = json!([]);
         s.update(&key, cleared, None).unwrap();
         assert!(s.get(&key).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_namespace_terminates_until_its_spec_finalizers_are_cleared() {
+        let s = store();
+        let key = ObjectKey::new("", "namespaces", "", "shop");
+        s.create(
+            &key,
+            json!({"metadata": {"name": "shop"}, "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"}}),
+        )
+        .unwrap();
+        let marked = s.delete(&key, DeleteOptions::default()).unwrap();
+        assert_eq!(marked["status"]["phase"], "Terminating");
+        let mut emptied = (*marked).clone();
+        emptied["spec"]["finalizers"] = json!([]);
+        s.update(&key, emptied, None).unwrap();
+        assert!(s.get(&key).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_scheduled_pod_waits_for_its_kubelet_an_unscheduled_one_goes_at_once() {
+        let s = store();
+        let bound = ObjectKey::new("", "pods", "shop", "bound");
+        let pending = ObjectKey::new("", "pods", "shop", "pending");
+        s.create(&bound, json!({"metadata": {"name": "bound", "finalizers": ["batch.kubernetes.io/job-tracking"]},
+            "spec": {"nodeName": "sim-node-1"}}))
+            .unwrap();
+        s.create(
+            &pending,
+            json!({"metadata": {"name": "pending"}, "spec": {}}),
+        )
+        .unwrap();
+        s.delete(&pending, DeleteOptions::default()).unwrap();
+        assert!(s.get(&pending).is_none());
+        let marked = s.delete(&bound, DeleteOptions::default()).unwrap();
+        assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 30);
+        // A controller drops its finalizer while the kubelet is still stopping the pod.
+        let mut released = (*marked).clone();
+        released["metadata"]["finalizers"] = json!([]);
+        s.update(&bound, released, None).unwrap();
+        assert!(s.get(&bound).is_some(), "the kubelet has not finished");
+        s.end_grace_period(&bound);
+        assert!(s.get(&bound).is_none());
     }
 
     #[tokio::test]

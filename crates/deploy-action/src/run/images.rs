@@ -31,8 +31,19 @@ pub fn view_of(lookup: &Lookup) -> RegistryView {
         Lookup::Missing { .. } => RegistryView::Missing,
         Lookup::Denied { .. } => RegistryView::Denied,
         Lookup::Unreachable { detail } | Lookup::Invalid { detail } => {
-            RegistryView::Unknown(detail.clone())
+            RegistryView::Unknown(brief(detail))
         }
+    }
+}
+
+/// An HTTP client's error chain (`HEAD url: failed to connect: error sending request ...:
+/// dns error: ...: Name or service not known`) cut to its first and last links, which say
+/// what was asked and what went wrong.
+fn brief(detail: &str) -> String {
+    let links: Vec<&str> = detail.split(": ").collect();
+    match links.as_slice() {
+        [first, .., last] if links.len() > 2 => format!("{first}: {last}"),
+        _ => detail.to_owned(),
     }
 }
 
@@ -354,6 +365,16 @@ spec:
             ("registry.local/shop/web:missing".to_owned(), web),
             ("registry.local/shop/proxy:1".to_owned(), proxy),
         ])
+    }
+
+    #[test]
+    fn long_error_chains_are_cut_to_what_was_asked_and_what_went_wrong() {
+        let chain = "HEAD https://registry.local/v2/shop/worker/manifests/7.1.0: failed to connect: error sending request for url (https://registry.local/v2/shop/worker/manifests/7.1.0): client error (Connect): dns error: Name or service not known";
+        assert_eq!(
+            view_of(&Lookup::Unreachable { detail: chain.into() }),
+            RegistryView::Unknown("HEAD https://registry.local/v2/shop/worker/manifests/7.1.0: Name or service not known".into())
+        );
+        assert_eq!(brief("HTTP 503: busy"), "HTTP 503: busy");
     }
 
     #[test]

@@ -153,13 +153,14 @@ impl Controller for Kubelet {
                     if write {
                         self.write_status(key, &uid, world, true);
                     }
-                    let no_finalizers = world.get(key).is_none_or(|p| {
+                    // The kubelet's final delete (grace 0): the pod goes now, or when its
+                    // finalizers are cleared.
+                    let gone = world.store.end_grace_period(key).is_none_or(|p| {
                         p["metadata"]["finalizers"]
                             .as_array()
                             .is_none_or(Vec::is_empty)
                     });
-                    if no_finalizers {
-                        world.store.remove_now(key);
+                    if gone {
                         world.logs.forget_pod(&key.namespace, &key.name);
                         self.forget(key);
                     }
