@@ -13,15 +13,43 @@ use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::{Instant, sleep_until};
 
-/// Owns the controllers and drives them from store changes and timers.
-pub struct Engine {
+/// What every reconcile shares; kept apart from the controllers so one can be borrowed
+/// mutably while a controller runs.
+struct Shared {
     store: Arc<Store>,
     registry: Arc<Registry>,
     scenario: Arc<Scenario>,
     logs: Arc<LogStore>,
-    controllers: Vec<Box<dyn Controller>>,
     recorder: EventRecorder,
     queue: Queue,
+}
+
+impl Shared {
+    fn world(&mut self, current: usize, manager: &'static str) -> World<'_> {
+        World {
+            store: &self.store,
+            registry: &self.registry,
+            scenario: &self.scenario,
+            logs: &self.logs,
+            recorder: &mut self.recorder,
+            queue: &mut self.queue,
+            current,
+            manager,
+        }
+    }
+
+    fn enqueue(&mut self, current: usize, keys: Vec<ObjectKey>) {
+        let at = Instant::now() + self.scenario.controller_delay;
+        for key in keys {
+            self.queue.add(current, key, at);
+        }
+    }
+}
+
+/// Owns the controllers and drives them from store changes and timers.
+pub struct Engine {
+    shared: Shared,
+    controllers: Vec<Box<dyn Controller>>,
 }
 
 impl Engine {
@@ -32,13 +60,15 @@ impl Engine {
         logs: Arc<LogStore>,
     ) -> Self {
         Engine {
-            store,
-            registry,
-            scenario,
-            logs,
+            shared: Shared {
+                store,
+                registry,
+                scenario,
+                logs,
+                recorder: EventRecorder::default(),
+                queue: Queue::default(),
+            },
             controllers: Vec::new(),
-            recorder: EventRecorder::default(),
-            queue: Queue::default(),
         }
     }
 
@@ -48,11 +78,11 @@ impl Engine {
 
     /// Run until the store is dropped.
     pub async fn run(mut self) {
-        let mut rx = self.store.subscribe();
+        let mut rx = self.shared.store.subscribe();
         self.resync_all();
         loop {
             self.process_due();
-            let next = self.queue.next_due();
+            let next = self.shared.queue.next_due();
             tokio::select! {
                 biased;
                 msg = rx.recv() => match msg {
@@ -65,70 +95,28 @@ impl Engine {
         }
     }
 
-    fn enqueue(&mut self, current: usize, keys: Vec<ObjectKey>) {
-        let at = Instant::now() + self.scenario.controller_delay;
-        for key in keys {
-            self.queue.add(current, key, at);
-        }
-    }
-
     fn route(&mut self, change: &Change) {
-        for i in 0..self.controllers.len() {
-            let keys = {
-                let ctrl = &self.controllers[i];
-                let world = World {
-                    store: &self.store,
-                    registry: &self.registry,
-                    scenario: &self.scenario,
-                    logs: &self.logs,
-                    recorder: &mut self.recorder,
-                    queue: &mut self.queue,
-                    current: i,
-                    manager: ctrl.name(),
-                };
-                ctrl.keys_for(change, &world)
-            };
-            self.enqueue(i, keys);
+        for (i, ctrl) in self.controllers.iter().enumerate() {
+            let keys = ctrl.keys_for(change, &self.shared.world(i, ctrl.name()));
+            self.shared.enqueue(i, keys);
         }
     }
 
     fn resync_all(&mut self) {
-        for i in 0..self.controllers.len() {
-            let keys = {
-                let ctrl = &self.controllers[i];
-                let world = World {
-                    store: &self.store,
-                    registry: &self.registry,
-                    scenario: &self.scenario,
-                    logs: &self.logs,
-                    recorder: &mut self.recorder,
-                    queue: &mut self.queue,
-                    current: i,
-                    manager: ctrl.name(),
-                };
-                ctrl.resync(&world)
-            };
-            self.enqueue(i, keys);
+        for (i, ctrl) in self.controllers.iter().enumerate() {
+            let keys = ctrl.resync(&self.shared.world(i, ctrl.name()));
+            self.shared.enqueue(i, keys);
         }
     }
 
     fn process_due(&mut self) {
-        while let Some((i, key)) = self.queue.pop_due(Instant::now()) {
-            if self.store.is_frozen(&key) {
+        while let Some((i, key)) = self.shared.queue.pop_due(Instant::now()) {
+            if self.shared.store.is_frozen(&key) {
                 continue;
             }
             let ctrl = &mut self.controllers[i];
-            let mut world = World {
-                store: &self.store,
-                registry: &self.registry,
-                scenario: &self.scenario,
-                logs: &self.logs,
-                recorder: &mut self.recorder,
-                queue: &mut self.queue,
-                current: i,
-                manager: ctrl.name(),
-            };
-            ctrl.reconcile(&key, &mut world);
+            let name = ctrl.name();
+            ctrl.reconcile(&key, &mut self.shared.world(i, name));
         }
     }
 }

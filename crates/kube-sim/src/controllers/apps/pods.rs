@@ -2,30 +2,20 @@
 //! after minReadySeconds, and the order in which surplus pods are deleted
 //! (`controller.ActivePodsWithRanks` with LogarithmicScaleDown, on since 1.22).
 
-use super::meta::{annotation, is_deleting, parse_time, str_at, uid};
+use super::meta::{annotation, parse_time, str_at, uid};
 use jiff::Timestamp;
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-pub(super) fn phase(pod: &Value) -> &str {
-    str_at(pod, "/status/phase")
-}
-
-/// Not Succeeded, not Failed, not being deleted (`controller.IsPodActive`).
-pub(super) fn is_active(pod: &Value) -> bool {
-    !matches!(phase(pod), "Succeeded" | "Failed") && !is_deleting(pod)
-}
+// One reading of a pod's state serves every controller.
+pub(super) use crate::controllers::workloads::pods::{is_active, is_ready, phase};
 
 fn ready_condition(pod: &Value) -> Option<&Value> {
     pod.pointer("/status/conditions")?
         .as_array()?
         .iter()
         .find(|c| str_at(c, "/type") == "Ready")
-}
-
-pub(super) fn is_ready(pod: &Value) -> bool {
-    ready_condition(pod).is_some_and(|c| str_at(c, "/status") == "True")
 }
 
 /// When the pod last became Ready, if it is.

@@ -1,45 +1,12 @@
 //! `metav1.LabelSelector` as the workload controllers evaluate it, and the copy with the
 //! `pod-template-hash` label that a Deployment gives each of its ReplicaSets.
 
-use super::meta::{sorted, str_at};
+use super::meta::sorted;
 use serde_json::{Map, Value, json};
 
 /// Whether `selector` selects `labels`. An empty selector selects everything, a missing
-/// one nothing (`metav1.LabelSelectorAsSelector`).
-pub(crate) fn matches(selector: Option<&Value>, labels: &Map<String, Value>) -> bool {
-    let Some(selector) = selector.filter(|s| s.is_object()) else {
-        return false;
-    };
-    let by_label = selector
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k).and_then(Value::as_str) == v.as_str());
-    by_label
-        && selector
-            .get("matchExpressions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .all(|e| requirement_holds(e, labels))
-}
-
-fn requirement_holds(expr: &Value, labels: &Map<String, Value>) -> bool {
-    let value = labels.get(str_at(expr, "/key")).and_then(Value::as_str);
-    let values: Vec<&str> = expr
-        .get("values")
-        .and_then(Value::as_array)
-        .map(|v| v.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    match str_at(expr, "/operator") {
-        "In" => value.is_some_and(|v| values.contains(&v)),
-        "NotIn" => value.is_none_or(|v| !values.contains(&v)),
-        "Exists" => value.is_some(),
-        "DoesNotExist" => value.is_none(),
-        _ => false,
-    }
-}
+/// one nothing (`metav1.LabelSelectorAsSelector`); one implementation serves every controller.
+pub(crate) use crate::controllers::workloads::selectors::selector_matches as matches;
 
 /// Neither matchLabels nor matchExpressions: the selector the Deployment controller
 /// refuses because it would select every pod.
