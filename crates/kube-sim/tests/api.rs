@@ -132,3 +132,68 @@ async fn server_side_dry_run_stores_nothing() {
     assert_eq!(sim.store.current_rv(), before);
     assert!(api.get_opt("dry").await.unwrap().is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn streaming_lists_end_their_initial_burst_with_a_bookmark() {
+    use kube::runtime::watcher::{self, Event};
+    let sim = Sim::start(Scenario::default());
+    let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
+    for n in ["a", "b"] {
+        api.create(&PostParams::default(), &cm(n, "web"))
+            .await
+            .unwrap();
+    }
+    let mut stream = watcher::watcher(api, watcher::Config::default().streaming_lists()).boxed();
+    let mut initial = Vec::new();
+    loop {
+        match stream.try_next().await.unwrap().expect("watch event") {
+            Event::Init => {}
+            Event::InitApply(c) => initial.push(c.metadata.name.unwrap()),
+            Event::InitDone => break,
+            other => panic!("unexpected {other:?} before InitDone"),
+        }
+    }
+    assert_eq!(initial, ["a", "b"]);
+    let calls = sim.server.recorder.calls();
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.verb == "watch" && c.path_and_query.contains("sendInitialEvents=true")),
+        "{calls:?}"
+    );
+    assert!(
+        calls.iter().all(|c| c.verb != "list"),
+        "a streaming list must not list: {calls:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn logs_of_a_container_waiting_on_its_image_are_refused_as_the_kubelet_does() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::LogParams;
+    use kube_sim::scenario::ImageBehaviour;
+    let sim = Sim::start(
+        Scenario::builder()
+            .image("registry.local/web:missing", ImageBehaviour::not_found())
+            .build(),
+    );
+    let pods: Api<Pod> = Api::namespaced(sim.client(), "default");
+    let pod: Pod = serde_json::from_value(
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "web", "image": "registry.local/web:missing"}]}}),
+    )
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let err = pods.logs("web", &LogParams::default()).await.unwrap_err();
+    match err {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 400);
+            assert_eq!(
+                s.message,
+                "container \"web\" in pod \"web\" is waiting to start: trying and failing to pull image"
+            );
+        }
+        other => panic!("expected a 400, got {other:?}"),
+    }
+}
