@@ -27,7 +27,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 const BIN: &str = env!("CARGO_BIN_EXE_deploy-action");
 const MISSING: &str = "registry.local/shop/web:missing";
 const REPLICAS: usize = 2;
-const RUNS: usize = 3;
+const RUNS: u32 = 3;
 /// krane's resource watcher syncs every 3 s and gives a Deployment this long here.
 const KRANE_SYNC: Duration = Duration::from_secs(3);
 const KRANE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -248,20 +248,23 @@ fn krane_doomed(pods: &[Pod]) -> bool {
 }
 
 /// krane's sync loop: a pod list every 3 s until doomed or the timeout; returns the verdict
-/// and its moment.
-async fn krane_style(client: &kube::Client) -> (&'static str, Instant) {
+/// and its moment. The first poll comes `phase` after the start: whether a 3 s poll lands
+/// in the 1 s an ErrImagePull lasts depends only on it, and a real krane's phase is set by
+/// how long its `kubectl apply` happened to take, so runs sample different phases.
+async fn krane_style(client: &kube::Client, phase: Duration) -> (String, Instant) {
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let params = ListParams::default().labels("app=web");
     let started = Instant::now();
-    let mut tick = tokio::time::interval(KRANE_SYNC);
+    let mut tick = tokio::time::interval_at(started + phase, KRANE_SYNC);
+    let tag = format!("first poll +{} s", phase.as_secs());
     loop {
         tick.tick().await;
         if started.elapsed() >= KRANE_TIMEOUT {
-            return ("timed out", Instant::now());
+            return (format!("{tag}: timed out"), Instant::now());
         }
         let list = pods.list(&params).await.expect("list pods");
         if krane_doomed(&list.items) {
-            return ("failed", Instant::now());
+            return (format!("{tag}: failed"), Instant::now());
         }
     }
 }
@@ -332,12 +335,12 @@ async fn case_b() -> Sample {
 }
 
 /// c: the krane-style rule from its apply, timed from the first ErrImagePull.
-async fn case_c() -> Sample {
+async fn case_c(phase: Duration) -> Sample {
     let c = Cluster::start("1.33", MISSING).await;
     let first = FirstPullError::watch(&c.sim);
     c.create_deployment(MISSING).await;
-    let (verdict, at) = krane_style(&c.client).await;
-    since(first.get(), at, verdict.to_owned())
+    let (verdict, at) = krane_style(&c.client, phase).await;
+    since(first.get(), at, verdict)
 }
 
 /// d: pods already in ImagePullBackOff on 1.31, whose waiting message names no cause.
@@ -349,13 +352,13 @@ async fn case_d_deploy_action() -> Sample {
     since(Some(started), exited, outcome)
 }
 
-async fn case_d_krane() -> Sample {
+async fn case_d_krane(phase: Duration) -> Sample {
     let c = Cluster::start("1.31", MISSING).await;
     c.create_deployment(MISSING).await;
     c.wait_for_backoff().await;
     let started = Instant::now();
-    let (verdict, at) = krane_style(&c.client).await;
-    since(Some(started), at, verdict.to_owned())
+    let (verdict, at) = krane_style(&c.client, phase).await;
+    since(Some(started), at, verdict)
 }
 
 fn median(samples: &[Sample]) -> Option<f64> {
@@ -372,10 +375,10 @@ fn row(case: &str, span: &str, samples: &[Sample]) {
         secs.iter().copied().reduce(f64::min),
         secs.iter().copied().reduce(f64::max),
     ) {
-        (Some(lo), Some(hi)) => format!("{lo:.2}–{hi:.2} s"),
+        (Some(lo), Some(hi)) => format!("{lo:.3}–{hi:.3} s"),
         _ => "n/a".into(),
     };
-    let med = median(samples).map_or_else(|| "n/a".into(), |m| format!("{m:.2} s"));
+    let med = median(samples).map_or_else(|| "n/a".into(), |m| format!("{m:.3} s"));
     let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
     for s in samples {
         *outcomes.entry(s.outcome.as_str()).or_default() += 1;
@@ -407,9 +410,10 @@ async fn main() {
         d.push(case_d_deploy_action().await);
     }
     // The krane-style runs are paced by a 3 s poll and the kubelet's back-off, not by CPU:
-    // run them together to keep the benchmark short.
-    let c = futures::future::join_all((0..RUNS).map(|_| case_c()));
-    let d_krane = futures::future::join_all((0..RUNS).map(|_| case_d_krane()));
+    // run them together to keep the benchmark short, one poll phase per run (0, 1, 2 s).
+    let phase = |i: u32| KRANE_SYNC * i / RUNS;
+    let c = futures::future::join_all((0..RUNS).map(|i| case_c(phase(i))));
+    let d_krane = futures::future::join_all((0..RUNS).map(|i| case_d_krane(phase(i))));
     let (c, d_krane) = tokio::join!(c, d_krane);
 
     println!("| case | timed | median | min–max | outcome ({RUNS} runs) |\n|---|---|---|---|---|");

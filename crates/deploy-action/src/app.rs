@@ -5,7 +5,8 @@
 use crate::cli::Cli;
 use crate::cluster::connect;
 use crate::config::Config;
-use crate::output::{Terminal, TerminalMode};
+use crate::outcome::RunOutcome;
+use crate::output::{Published, Publisher, Terminal, TerminalMode};
 use crate::render::{self, Style};
 use crate::run::{self, RunError};
 use crate::verdict::EXIT_INVALID_INPUT;
@@ -69,15 +70,20 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     );
     let mut terminal = Terminal::new(TerminalMode::detect(stderr_tty, github), style);
     if config.mode == crate::config::Mode::Check {
-        let outcome = match run::check(&config, &manifests, &access, &mut terminal).await {
-            Ok(o) => o,
-            Err(e) => {
-                terminal.finish();
-                return Ok(invalid(&e));
-            }
-        };
+        let name = config
+            .github
+            .check_name
+            .clone()
+            .unwrap_or_else(|| "check".to_owned());
+        let publisher = start_publisher(&config, name).await;
+        let mut tee = publisher.observer(&mut terminal);
+        let result = run::check(&config, &manifests, &access, &mut tee).await;
+        drop(tee);
         terminal.finish();
-        return finish(&config, &outcome, &style);
+        return match result {
+            Ok(outcome) => finish(&config, outcome, publisher, false, &style).await,
+            Err(e) => Ok(abandon(publisher, &e).await),
+        };
     }
     let conn = connect::connect(
         config.kubeconfig.as_deref(),
@@ -86,41 +92,138 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     )
     .await
     .context("failed to connect to the cluster")?;
-    let outcome = match run::run(&conn, &config, manifests, &access, &mut terminal).await {
-        Ok(o) => o,
-        Err(
-            e @ (RunError::Invalid(_)
-            | RunError::Load(_)
-            | RunError::Config(_)
-            | RunError::Unconfirmed(_)),
-        ) => {
-            terminal.finish();
-            return Ok(invalid(&e));
-        }
-        Err(e) => return Err(e).context("failed to start the deploy"),
+    let name = config.github.check_name.clone().unwrap_or_else(|| {
+        let context = conn.context.as_deref().unwrap_or("cluster");
+        format!("deploy ({context}/{})", conn.default_namespace)
+    });
+    let publisher = start_publisher(&config, name).await;
+    let mut tee = publisher.observer(&mut terminal);
+    let result = tokio::select! {
+        r = run::run(&conn, &config, manifests, &access, &mut tee) => Ok(r),
+        signal = interrupted() => Err(signal),
     };
+    drop(tee);
     terminal.finish();
-    finish(&config, &outcome, &style)
+    match result {
+        Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &style).await,
+        Ok(Err(e)) => {
+            let code = abandon(publisher, &e).await;
+            match e {
+                RunError::Invalid(_)
+                | RunError::Load(_)
+                | RunError::Config(_)
+                | RunError::Unconfirmed(_) => Ok(code),
+                e => Err(e).context("failed to start the deploy"),
+            }
+        }
+        Err(signal) => {
+            let outcome = publisher.so_far();
+            finish(&config, outcome, publisher, true, &style).await?;
+            // 128 + the signal number, as shells report a process ended by it.
+            Ok(128 + signal)
+        }
+    }
 }
 
-/// Write the report and print the summary; the exit code follows the result.
-fn finish(
+/// Create the check run (when enabled) and mask the token first thing under Actions.
+async fn start_publisher(config: &Config, name: String) -> Publisher {
+    let publisher = Publisher::start(
+        &config.github,
+        name,
+        config.mode == crate::config::Mode::DryRun,
+    )
+    .await;
+    if let Some(mask) = publisher.mask() {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{mask}");
+    }
+    for w in &publisher.warnings {
+        #[expect(clippy::print_stderr, reason = "the edge reports problems")]
+        {
+            eprintln!("warning: {w}");
+        }
+    }
+    publisher
+}
+
+/// A run that could not start still completes its check run (never left in progress).
+async fn abandon(publisher: Publisher, e: &RunError) -> u8 {
+    let mut outcome = crate::outcome::RunOutcome::new(false, 0.0, Vec::new());
+    outcome.result = crate::verdict::RunResult::Failure;
+    let published = publisher
+        .finish(&outcome, false, &serde_json::Value::Null)
+        .await;
+    report_published(&published, false);
+    invalid(e)
+}
+
+/// Resolves with the signal number on SIGINT (2) or SIGTERM (15).
+async fn interrupted() -> u8 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = int.recv() => 2,
+            _ = term.recv() => 15,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        2
+    }
+}
+
+fn report_published(published: &Published, cancelled: bool) {
+    let mut out = std::io::stdout().lock();
+    for c in &published.commands {
+        let _ = writeln!(out, "{c}");
+    }
+    #[expect(clippy::print_stderr, reason = "the edge reports problems")]
+    {
+        for w in &published.warnings {
+            eprintln!("warning: {w}");
+        }
+        if cancelled {
+            eprintln!("interrupted: the check run was completed as cancelled");
+        }
+        if let Some(url) = &published.check_run_url {
+            eprintln!("check run: {url}");
+        }
+    }
+}
+
+/// Write the report, print the summary, publish to GitHub; the exit code follows the result.
+async fn finish(
     config: &Config,
-    outcome: &crate::outcome::RunOutcome,
+    outcome: RunOutcome,
+    publisher: Publisher,
+    cancelled: bool,
     style: &Style,
 ) -> anyhow::Result<u8> {
+    let report = crate::report::to_json(&outcome);
     if let Some(path) = &config.report {
-        let json = serde_json::to_string_pretty(&crate::report::to_json(outcome))?;
+        let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("failed to write report {}", path.display()))?;
     }
-    let mut summary = render::summary(outcome, style);
+    let mut summary = render::summary(&outcome, style);
     if !summary.ends_with('\n') {
         summary.push('\n');
     }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(summary.as_bytes());
-    let _ = out.flush();
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(summary.as_bytes());
+        let _ = out.flush();
+    }
+    let published = publisher.finish(&outcome, cancelled, &report).await;
+    report_published(&published, cancelled);
     Ok(outcome.result.exit_code())
 }
 

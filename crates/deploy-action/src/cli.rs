@@ -38,6 +38,43 @@ pub struct RegistryArgs {
     pub registry_config: Option<PathBuf>,
 }
 
+/// Whether to report to a GitHub check run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckRunMode {
+    /// Under GitHub Actions with a token.
+    Auto,
+    On,
+    Off,
+}
+
+/// How the run is reported to GitHub.
+#[derive(Clone, Args)]
+pub struct GithubArgs {
+    /// Post a GitHub check run: `auto` does under GitHub Actions when a token is given.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub check_run: CheckRunMode,
+    /// The check run's name (default: `deploy (<context>/<namespace>)`, or `check`).
+    #[arg(long)]
+    pub check_name: Option<String>,
+    /// Token allowed to write checks (default: $GITHUB_TOKEN). Never printed.
+    #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]
+    pub github_token: Option<String>,
+    /// The commit to report on (default: the pull request's head, else GITHUB_SHA).
+    #[arg(long)]
+    pub sha: Option<String>,
+}
+
+impl std::fmt::Debug for GithubArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GithubArgs")
+            .field("check_run", &self.check_run)
+            .field("check_name", &self.check_name)
+            .field("github_token", &self.github_token.as_ref().map(|_| "***"))
+            .field("sha", &self.sha)
+            .finish()
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin.
@@ -48,6 +85,8 @@ pub struct CheckArgs {
     /// Write the JSON report here.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub github: GithubArgs,
 }
 
 /// Where the manifests are and which cluster to talk to.
@@ -76,6 +115,8 @@ pub struct ClusterArgs {
     pub selector: Option<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub github: GithubArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,6 +1,6 @@
 //! The validated configuration of a run, built from the command line before any I/O.
 
-use crate::cli::{ClusterArgs, Command};
+use crate::cli::{ClusterArgs, Command, GithubArgs};
 use crate::manifest::parse_duration;
 use crate::run::images::Preflight;
 use std::collections::BTreeMap;
@@ -32,6 +32,7 @@ pub struct Config {
     pub selector: BTreeMap<String, String>,
     pub image_preflight: Preflight,
     pub registry_config: Option<PathBuf>,
+    pub github: GithubArgs,
 }
 
 /// A command line that cannot be run.
@@ -66,6 +67,7 @@ impl Config {
                     selector: BTreeMap::new(),
                     image_preflight: c.registry.image_preflight,
                     registry_config: c.registry.registry_config.clone(),
+                    github: c.github.clone(),
                 });
             }
         };
@@ -86,6 +88,7 @@ impl Config {
             selector: parse_selector(args.selector.as_deref().unwrap_or_default())?,
             image_preflight: args.registry.image_preflight,
             registry_config: args.registry.registry_config.clone(),
+            github: args.github.clone(),
         })
     }
 

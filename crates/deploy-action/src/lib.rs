@@ -5,6 +5,7 @@ pub mod app;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod github;
 pub mod manifest;
 pub mod observe;
 pub mod outcome;

@@ -35,6 +35,11 @@ impl Cluster {
     }
 
     async fn deploy(&self, args: &[&str]) -> Output {
+        self.deploy_with_env(args, &[]).await
+    }
+
+    /// Run `deploy` outside GitHub Actions unless `env` says otherwise.
+    async fn deploy_with_env(&self, args: &[&str], env: &[(&str, String)]) -> Output {
         let kubeconfig = self.path("kubeconfig");
         let mut cmd = tokio::process::Command::new(BIN);
         cmd.arg("deploy")
@@ -42,7 +47,15 @@ impl Cluster {
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("GITHUB_OUTPUT")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .env("NO_COLOR", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // Manifests may be named relative to the cluster's directory, as in a checkout.
+        cmd.current_dir(self.dir.path());
         cmd.output().await.expect("deploy-action runs")
     }
 }
@@ -256,4 +269,187 @@ async fn a_dry_run_changes_nothing() {
         text(&out.stdout)
     );
     assert_eq!(c.sim.store.current_rv(), before);
+}
+
+/// The variables a GitHub runner sets, pointing the API at `api`.
+fn actions_env(c: &Cluster, api: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("GITHUB_ACTIONS", "true".into()),
+        ("GITHUB_REPOSITORY", "shop/platform".into()),
+        (
+            "GITHUB_SHA",
+            "0123456789abcdef0123456789abcdef01234567".into(),
+        ),
+        ("GITHUB_EVENT_NAME", "push".into()),
+        ("GITHUB_API_URL", api.into()),
+        ("GITHUB_RUN_ID", "42".into()),
+        ("GITHUB_RUN_ATTEMPT", "1".into()),
+        ("GITHUB_JOB", "deploy".into()),
+        ("GITHUB_TOKEN", "ghs_secretsecretsecret".into()),
+        (
+            "GITHUB_OUTPUT",
+            c.path("github_output").display().to_string(),
+        ),
+        (
+            "GITHUB_STEP_SUMMARY",
+            c.path("step_summary").display().to_string(),
+        ),
+        ("GITHUB_WORKSPACE", c.dir.path().display().to_string()),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_actions_a_check_run_is_created_and_completed_and_outputs_written() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    let run = serde_json::json!({"id": 7, "html_url": "https://github.com/shop/platform/runs/7", "status": "in_progress"});
+    Mock::given(method("POST"))
+        .and(path("/repos/shop/platform/check-runs"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(&run))
+        .expect(1)
+        .mount(&github)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/shop/platform/check-runs/7"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&run))
+        .mount(&github)
+        .await;
+    let c = Cluster::start(fast()).await;
+    c.write("api.yaml", &deployment("api", "registry.local/shop/api:2"));
+    let out = c
+        .deploy_with_env(
+            &[
+                "-f",
+                "api.yaml",
+                "--timeout",
+                "30s",
+                "--image-preflight",
+                "off",
+            ],
+            &actions_env(&c, &github.uri()),
+        )
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let everything = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        !everything
+            .replace("::add-mask::ghs_secretsecretsecret", "")
+            .contains("ghs_secretsecretsecret"),
+        "the token leaked:\n{everything}"
+    );
+    let requests = github.received_requests().await.unwrap();
+    let bodies: Vec<serde_json::Value> = requests
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap_or_default())
+        .collect();
+    let last = bodies
+        .iter()
+        .rev()
+        .find(|b| b["status"] == "completed")
+        .unwrap_or_else(|| panic!("never completed: {bodies:#?}"));
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|r| r.method.as_str() == "POST")
+            .count(),
+        1
+    );
+    assert_eq!(last["conclusion"], "failure");
+    assert_eq!(
+        last["output"]["annotations"][0]["annotation_level"],
+        "failure"
+    );
+    let outputs = std::fs::read_to_string(c.path("github_output")).unwrap();
+    assert!(outputs.contains("result=failure"), "{outputs}");
+    assert!(
+        outputs.contains("check-run-url=https://github.com/shop/platform/runs/7"),
+        "{outputs}"
+    );
+    assert!(
+        std::fs::read_to_string(c.path("step_summary"))
+            .unwrap()
+            .contains("crash")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_token_falls_back_to_annotations_and_never_changes_the_verdict() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(403).set_body_json(
+            serde_json::json!({"message": "Resource not accessible by integration"}),
+        ))
+        .mount(&github)
+        .await;
+    let c = Cluster::start(fast()).await;
+    let f = c.write("web.yaml", &deployment("web", "registry.local/shop/web:1"));
+    let out = c
+        .deploy_with_env(
+            &["-f", &f, "--timeout", "30s", "--image-preflight", "off"],
+            &actions_env(&c, &github.uri()),
+        )
+        .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("may not write checks"),
+        "{}",
+        text(&out.stderr)
+    );
+    let outputs = std::fs::read_to_string(c.path("github_output")).unwrap();
+    assert!(outputs.contains("result=success"), "{outputs}");
+    assert!(
+        outputs.contains("check-run-url=\n") || outputs.contains("check-run-url="),
+        "{outputs}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_failure_is_annotated_with_workflow_commands() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(403).set_body_json(
+            serde_json::json!({"message": "Resource not accessible by integration"}),
+        ))
+        .mount(&github)
+        .await;
+    let c = Cluster::start(fast()).await;
+    c.write("api.yaml", &deployment("api", "registry.local/shop/api:2"));
+    let out = c
+        .deploy_with_env(
+            &[
+                "-f",
+                "api.yaml",
+                "--timeout",
+                "30s",
+                "--image-preflight",
+                "off",
+            ],
+            &actions_env(&c, &github.uri()),
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::error file=") && l.contains("line=")),
+        "{stdout}"
+    );
 }

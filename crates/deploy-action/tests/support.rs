@@ -21,6 +21,12 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
         selector: Default::default(),
         image_preflight: deploy_action::run::images::Preflight::Off,
         registry_config: None,
+        github: deploy_action::cli::GithubArgs {
+            check_run: deploy_action::cli::CheckRunMode::Off,
+            check_name: None,
+            github_token: None,
+            sha: None,
+        },
     }
 }
 
@@ -46,6 +52,7 @@ pub async fn run_with(
     let conn = Connection {
         client: sim.client(),
         default_namespace: "default".into(),
+        context: None,
     };
     let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();

@@ -9,6 +9,8 @@ use std::path::Path;
 pub struct Connection {
     pub client: kube::Client,
     pub default_namespace: String,
+    /// The kubeconfig context in use, when known (names the check run).
+    pub context: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +45,7 @@ pub async fn connect(
         context: context.map(str::to_owned),
         ..KubeConfigOptions::default()
     };
+    let mut context_name = context.map(str::to_owned);
     let config = match kubeconfig {
         Some(path) => {
             let kc =
@@ -50,6 +53,7 @@ pub async fn connect(
                     path: path.display().to_string(),
                     source,
                 })?;
+            context_name = context_name.or_else(|| kc.current_context.clone());
             kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
                 .map_err(|source| ConnectError::Kubeconfig {
@@ -65,7 +69,10 @@ pub async fn connect(
                     source,
                 })?
         }
-        None => kube::Config::infer().await.map_err(ConnectError::Infer)?,
+        None => {
+            context_name = Kubeconfig::read().ok().and_then(|kc| kc.current_context);
+            kube::Config::infer().await.map_err(ConnectError::Infer)?
+        }
     };
     let default_namespace =
         namespace.map_or_else(|| config.default_namespace.clone(), str::to_owned);
@@ -73,5 +80,6 @@ pub async fn connect(
     Ok(Connection {
         client,
         default_namespace,
+        context: context_name,
     })
 }

@@ -1,0 +1,461 @@
+//! The Checks API over octocrab's raw `_get/_post/_patch` (our serde types, our status
+//! handling) with a retry of our own: octocrab is built without its `retry` feature, whose
+//! default repeats any 5xx at once, POSTs included. A create or an annotation batch is
+//! never repeated blindly: after an ambiguous failure we first look whether it landed.
+
+use super::context::{ActionsContext, Repository};
+use super::error::{GithubError, error_chain};
+use super::retry::{self, Decision, Failure, RateHeaders, RetryPolicy};
+use super::wire::{CheckRunInfo, CheckRunList, CreateCheckRun, UpdateCheckRun};
+use crate::render::{redact, redact_json};
+use octocrab::Octocrab;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+const CREATE: &str = "create the check run";
+const UPDATE: &str = "update the check run";
+const FIND: &str = "look up the check run";
+/// Characters of GitHub's error message kept in an error.
+const MESSAGE_MAX: usize = 300;
+
+/// Where and how to talk to GitHub.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// REST API root: `https://api.github.com`, or `https://HOST/api/v3` on GHES.
+    pub api_url: String,
+    pub retry: RetryPolicy,
+    pub connect_timeout: Option<Duration>,
+    pub read_timeout: Option<Duration>,
+}
+
+impl ClientOptions {
+    pub fn new(api_url: &str) -> Self {
+        ClientOptions {
+            api_url: api_url.to_owned(),
+            retry: RetryPolicy::default(),
+            connect_timeout: Some(Duration::from_secs(10)),
+            read_timeout: Some(Duration::from_secs(30)),
+        }
+    }
+}
+
+/// A Checks API client for one repository.
+pub struct GithubClient {
+    octo: Octocrab,
+    api_url: String,
+    repository: Repository,
+    retry: RetryPolicy,
+    /// The token and any other value that must never reach GitHub or an error text.
+    secrets: Vec<String>,
+}
+
+impl fmt::Debug for GithubClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GithubClient")
+            .field("api_url", &self.api_url)
+            .field("repository", &self.repository)
+            .field("retry", &self.retry)
+            .field(
+                "secrets",
+                &format_args!("[{} redacted]", self.secrets.len()),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// One answer, read fully.
+struct Answer {
+    status: u16,
+    headers: RateHeaders,
+    /// The answer's `Date`, seconds since the epoch.
+    date: Option<i64>,
+    body: String,
+}
+
+/// The outcome of one attempt, judged.
+enum Step<T> {
+    Done(T),
+    Fail(GithubError),
+    /// Try again after the delay. `ambiguous`: the request may have been processed.
+    Retry {
+        delay: Duration,
+        ambiguous: bool,
+    },
+}
+
+#[derive(Clone, Copy)]
+enum Method {
+    Get,
+    Post,
+    Patch,
+}
+
+impl GithubClient {
+    /// A client for the context's repository and API root (GHES included).
+    pub fn new(ctx: &ActionsContext, token: &str) -> Result<Self, GithubError> {
+        Self::with_options(
+            ctx.repository.clone(),
+            token,
+            ClientOptions::new(&ctx.api_url),
+        )
+    }
+
+    pub fn with_options(
+        repository: Repository,
+        token: &str,
+        options: ClientOptions,
+    ) -> Result<Self, GithubError> {
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(GithubError::Setup("the token is empty".to_owned()));
+        }
+        // octocrab panics on a token that is not a valid header value.
+        if !token.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(GithubError::Setup(
+                "the token contains characters not allowed in an HTTP header".to_owned(),
+            ));
+        }
+        let secrets = vec![token.to_owned()];
+        let setup = |e: octocrab::Error| GithubError::Setup(redact(&error_chain(&e), &secrets));
+        let octo = Octocrab::builder()
+            .personal_token(token.to_owned())
+            .set_connect_timeout(options.connect_timeout)
+            .set_read_timeout(options.read_timeout)
+            .base_uri(options.api_url.as_str())
+            .map_err(setup)?
+            .build()
+            .map_err(setup)?;
+        Ok(GithubClient {
+            octo,
+            api_url: options.api_url,
+            repository,
+            retry: options.retry,
+            secrets,
+        })
+    }
+
+    /// More values to mask in everything sent to GitHub and in error texts.
+    pub fn with_secrets(mut self, secrets: impl IntoIterator<Item = String>) -> Self {
+        self.secrets.extend(secrets);
+        self
+    }
+
+    /// The token and the registered secrets, for redacting what is rendered for GitHub.
+    pub fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
+    /// Creates a check run. After an ambiguous failure (5xx, no answer) the run may exist
+    /// already: it is looked up by `external_id` before another create is tried.
+    pub async fn create_check_run(
+        &self,
+        body: &CreateCheckRun,
+    ) -> Result<CheckRunInfo, GithubError> {
+        let path = format!("{}/check-runs", self.repo_path());
+        let value = self.body(CREATE, body)?;
+        let mut attempt = 1;
+        loop {
+            let answer = self.attempt(Method::Post, &path, Some(&value)).await;
+            match self.judge(CREATE, answer, attempt) {
+                Step::Done(info) => return Ok(info),
+                Step::Fail(e) => return Err(e),
+                Step::Retry { delay, ambiguous } => {
+                    tokio::time::sleep(delay).await;
+                    if ambiguous {
+                        let found = self
+                            .find_check_run(&body.head_sha, &body.name, &body.external_id)
+                            .await?;
+                        if let Some(found) = found {
+                            return Ok(found);
+                        }
+                    }
+                }
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Updates check run `id`. Annotations are appended by GitHub, so after an ambiguous
+    /// failure the run's annotation count (`annotations_before` plus this batch if it
+    /// landed) decides whether to send the batch again.
+    pub async fn update_check_run(
+        &self,
+        id: u64,
+        body: &UpdateCheckRun,
+        annotations_before: usize,
+    ) -> Result<CheckRunInfo, GithubError> {
+        let path = format!("{}/check-runs/{id}", self.repo_path());
+        let value = self.body(UPDATE, body)?;
+        let batch = body.output.annotations.len();
+        let mut attempt = 1;
+        loop {
+            let answer = self.attempt(Method::Patch, &path, Some(&value)).await;
+            match self.judge(UPDATE, answer, attempt) {
+                Step::Done(info) => return Ok(info),
+                Step::Fail(e) => return Err(e),
+                Step::Retry { delay, ambiguous } => {
+                    tokio::time::sleep(delay).await;
+                    if ambiguous && batch > 0 {
+                        let now: CheckRunInfo = self.call(FIND, Method::Get, &path).await?;
+                        if now.output.annotations_count >= annotations_before + batch {
+                            return Ok(now);
+                        }
+                    }
+                }
+            }
+            attempt += 1;
+        }
+    }
+
+    /// The check run named `name` on `head_sha` whose `external_id` is ours, if any.
+    pub async fn find_check_run(
+        &self,
+        head_sha: &str,
+        name: &str,
+        external_id: &str,
+    ) -> Result<Option<CheckRunInfo>, GithubError> {
+        // `filter=all`: `latest` hides our run if a same-named one (another matrix leg)
+        // was created after it.
+        let path = format!(
+            "{}/commits/{head_sha}/check-runs?check_name={}&filter=all&per_page=100",
+            self.repo_path(),
+            query_value(name)
+        );
+        let list: CheckRunList = self.call(FIND, Method::Get, &path).await?;
+        Ok(list
+            .check_runs
+            .into_iter()
+            .find(|run| run.external_id.as_deref() == Some(external_id)))
+    }
+
+    /// A request that may be repeated as it is (GET).
+    async fn call<T: DeserializeOwned>(
+        &self,
+        what: &'static str,
+        method: Method,
+        path: &str,
+    ) -> Result<T, GithubError> {
+        let mut attempt = 1;
+        loop {
+            let answer = self.attempt(method, path, None).await;
+            match self.judge(what, answer, attempt) {
+                Step::Done(value) => return Ok(value),
+                Step::Fail(e) => return Err(e),
+                Step::Retry { delay, .. } => tokio::time::sleep(delay).await,
+            }
+            attempt += 1;
+        }
+    }
+
+    fn repo_path(&self) -> String {
+        format!("/repos/{}/{}", self.repository.owner, self.repository.name)
+    }
+
+    /// The request body as JSON with every secret masked: the last line of defence.
+    fn body(&self, what: &'static str, body: &impl Serialize) -> Result<Value, GithubError> {
+        let value = serde_json::to_value(body).map_err(|e| GithubError::Decode {
+            what,
+            detail: e.to_string(),
+        })?;
+        Ok(redact_json(&value, &self.secrets))
+    }
+
+    async fn attempt(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, String> {
+        let response = match method {
+            Method::Get => self.octo._get(path).await,
+            Method::Post => self.octo._post(path, body).await,
+            Method::Patch => self.octo._patch(path, body).await,
+        }
+        .map_err(|e| redact(&error_chain(&e), &self.secrets))?;
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let status = response.status().as_u16();
+        let headers = RateHeaders {
+            retry_after: header("retry-after"),
+            remaining: header("x-ratelimit-remaining"),
+            reset: header("x-ratelimit-reset"),
+        };
+        let date = header("date").and_then(|d| retry::http_date(&d));
+        let body = self
+            .octo
+            .body_to_string(response)
+            .await
+            .map_err(|e| redact(&error_chain(&e), &self.secrets))?;
+        Ok(Answer {
+            status,
+            headers,
+            date,
+            body,
+        })
+    }
+
+    fn judge<T: DeserializeOwned>(
+        &self,
+        what: &'static str,
+        answer: Result<Answer, String>,
+        attempt: u32,
+    ) -> Step<T> {
+        let answer = match answer {
+            Ok(a) if (200..300).contains(&a.status) => {
+                return match serde_json::from_str(&a.body) {
+                    Ok(value) => Step::Done(value),
+                    Err(e) => Step::Fail(GithubError::Decode {
+                        what,
+                        detail: e.to_string(),
+                    }),
+                };
+            }
+            Ok(a) => a,
+            Err(detail) => {
+                let now = jiff::Timestamp::now().as_second();
+                return match retry::decide(&self.retry, Failure::Transport, attempt, now) {
+                    Decision::Retry(delay) => Step::Retry {
+                        delay,
+                        ambiguous: true,
+                    },
+                    Decision::GiveUp | Decision::TooLong(_) => {
+                        Step::Fail(GithubError::Transport { what, detail })
+                    }
+                };
+            }
+        };
+        let failure = Failure::Status {
+            status: answer.status,
+            headers: &answer.headers,
+            message: &answer.body,
+        };
+        // A rate-limited request was refused, not processed: repeating it is safe.
+        let ambiguous = !retry::is_rate_limited(answer.status, &answer.headers, &answer.body);
+        let now = answer
+            .date
+            .unwrap_or_else(|| jiff::Timestamp::now().as_second());
+        match retry::decide(&self.retry, failure, attempt, now) {
+            Decision::Retry(delay) => Step::Retry { delay, ambiguous },
+            Decision::TooLong(wait) => Step::Fail(GithubError::RateLimited { what, wait }),
+            Decision::GiveUp => Step::Fail(self.status_error(what, &answer)),
+        }
+    }
+
+    fn status_error(&self, what: &'static str, answer: &Answer) -> GithubError {
+        let message = serde_json::from_str::<Value>(&answer.body)
+            .ok()
+            .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| answer.body.trim().to_owned());
+        let message = if message.is_empty() {
+            format!("HTTP {}", answer.status)
+        } else {
+            message
+        };
+        let message: String = redact(&message, &self.secrets)
+            .chars()
+            .take(MESSAGE_MAX)
+            .collect();
+        if answer.status == 403 && !retry::is_rate_limited(403, &answer.headers, &message) {
+            GithubError::Fallback {
+                what,
+                status: 403,
+                message,
+            }
+        } else {
+            GithubError::Status {
+                what,
+                status: answer.status,
+                message,
+            }
+        }
+    }
+}
+
+/// A query-string value, percent-encoded except for unreserved characters.
+fn query_value(value: &str) -> String {
+    let mut out = String::new();
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(query_value("deploy"), "deploy");
+        assert_eq!(
+            query_value("deploy (prod) & more"),
+            "deploy%20%28prod%29%20%26%20more"
+        );
+        assert_eq!(query_value("déploi/x"), "d%C3%A9ploi%2Fx");
+    }
+
+    fn repo() -> Repository {
+        Repository {
+            owner: "acme".into(),
+            name: "shop".into(),
+        }
+    }
+
+    #[track_caller]
+    fn case_setup(token: &str, expected: &str) {
+        let err =
+            GithubClient::with_options(repo(), token, ClientOptions::new("https://api.github.com"))
+                .unwrap_err();
+        assert_eq!(err.to_string(), expected);
+    }
+
+    #[tokio::test]
+    async fn bad_tokens_and_urls_are_errors_not_panics() {
+        case_setup(
+            "  \n",
+            "failed to set up the GitHub client: the token is empty",
+        );
+        case_setup(
+            "ghs_abc\ndef",
+            "failed to set up the GitHub client: the token contains characters not allowed in an HTTP header",
+        );
+        let err = GithubClient::with_options(repo(), "ghs_abc", ClientOptions::new("not a url"))
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("failed to set up the GitHub client: "),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_token_never_shows_in_debug_output() {
+        let token = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+        let client = GithubClient::with_options(
+            repo(),
+            &format!("{token}\n"),
+            ClientOptions::new("https://api.github.com"),
+        )
+        .unwrap()
+        .with_secrets(["hunter2".to_owned()]);
+        let debug = format!("{client:?}");
+        assert!(
+            !debug.contains(token) && !debug.contains("hunter2"),
+            "{debug}"
+        );
+        assert!(debug.contains("[2 redacted]"), "{debug}");
+        assert_eq!(client.secrets(), [token.to_owned(), "hunter2".to_owned()]);
+    }
+}

@@ -1,0 +1,338 @@
+//! The check run's words: a one-line title, a Markdown table of every resource, the evidence
+//! for each problem, and one annotation per problem on the manifest line to fix. Pure, so
+//! every layout is snapshot-tested; every field is fitted to GitHub's limits here.
+
+use super::context::ActionsContext;
+use super::evidence::{evidence_lines, section};
+use super::limits;
+use super::markdown::escape;
+use super::wire::{Annotation, AnnotationLevel, Conclusion, Output};
+use crate::outcome::{Outcome, RunOutcome};
+use crate::render::duration;
+use crate::render::sanitize::sanitized_lines;
+use crate::render::{self as terminal, Style, redact};
+use crate::verdict::{Reason, RunResult, Verdict};
+use std::collections::BTreeSet;
+
+/// Room kept in `text` for the line saying problems were left out.
+const TEXT_RESERVE: usize = 200;
+
+/// Where the run is when the check run is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Verdicts so far; more are coming.
+    InProgress,
+    Completed,
+    /// Interrupted (SIGTERM, SIGINT): verdicts so far, and no more are coming.
+    Cancelled,
+}
+
+/// `cancelled` when interrupted; a dry run without problems is `neutral` (nothing was
+/// deployed, so it must not read as a green deploy); else the run's result.
+pub fn conclusion(run: &RunOutcome, cancelled: bool) -> Conclusion {
+    match (cancelled, run.result, run.dry_run) {
+        (true, _, _) => Conclusion::Cancelled,
+        (false, RunResult::Failure, _) => Conclusion::Failure,
+        (false, RunResult::TimedOut, _) => Conclusion::TimedOut,
+        (false, RunResult::Success, true) => Conclusion::Neutral,
+        (false, RunResult::Success, false) => Conclusion::Success,
+    }
+}
+
+/// The whole `output` of the final (or an in-progress) update, every annotation included;
+/// the caller sends the annotations 50 to a request.
+pub fn check_output(run: &RunOutcome, stage: Stage, ctx: &ActionsContext) -> Output {
+    Output {
+        title: title(run, stage),
+        summary: summary(run, stage, ctx),
+        text: text(run, ctx),
+        annotations: annotations(run, ctx),
+    }
+}
+
+/// One line: `2 failed fast: image not found, crash loop; 1 timed out: registry slow`,
+/// `3 resources deployed`, `dry run: 5 resources validated`.
+pub fn title(run: &RunOutcome, stage: Stage) -> String {
+    let prefix = match stage {
+        Stage::InProgress => "in progress: ",
+        Stage::Completed => "",
+        Stage::Cancelled => "cancelled: ",
+    };
+    let succeeded = run.count(Verdict::Succeeded);
+    let failed_word = if run.dry_run { "failed" } else { "failed fast" };
+    let problems: Vec<String> = [
+        (Verdict::Failed, failed_word),
+        (Verdict::TimedOut, "timed out"),
+    ]
+    .into_iter()
+    .filter_map(|(verdict, word)| problem_phrase(run, verdict, word))
+    .collect();
+    let body = if stage == Stage::InProgress && run.outcomes.is_empty() {
+        "waiting for the first verdict".to_owned()
+    } else if !problems.is_empty() {
+        problems.join("; ")
+    } else if run.dry_run {
+        format!("{} validated", plural(succeeded, "resource"))
+    } else if succeeded == 0 {
+        "no resources to deploy".to_owned()
+    } else {
+        format!("{} deployed", plural(succeeded, "resource"))
+    };
+    let dry = if run.dry_run && !(stage == Stage::InProgress && run.outcomes.is_empty()) {
+        "dry run: "
+    } else {
+        ""
+    };
+    limits::title(&format!("{prefix}{dry}{body}"))
+}
+
+/// The terminal summary's headline, then a table of every resource: hard failures first,
+/// then timeouts, then successes, manifest order within each.
+pub fn summary(run: &RunOutcome, stage: Stage, ctx: &ActionsContext) -> String {
+    let mut out = match stage {
+        Stage::Completed => {
+            // The terminal's headline, so the log and the check run say the same.
+            let terminal_summary = terminal::summary(run, &Style::PLAIN);
+            let headline = terminal_summary.lines().next().unwrap_or_default();
+            let (label, rest) = headline.split_once(": ").unwrap_or((headline, ""));
+            format!("**{label}**: {rest}\n\n")
+        }
+        Stage::InProgress => format!("**IN PROGRESS**: {} so far\n\n", counts(run)),
+        Stage::Cancelled => format!(
+            "**CANCELLED** after {}: {} before the interruption\n\n",
+            duration::seconds(run.seconds),
+            counts(run)
+        ),
+    };
+    let footer = ctx
+        .run_url()
+        .map(|url| format!("\n[Workflow run]({url})\n"))
+        .unwrap_or_default();
+    if run.outcomes.is_empty() {
+        out.push_str("No resources.\n");
+    } else {
+        out.push_str("| Resource | Verdict | Reason | Time |\n|---|---|---|---|\n");
+        let with_ns = spans_namespaces(run);
+        let ordered = by_severity(run.outcomes.iter());
+        let budget = limits::TEXT_MAX - footer.len() - TEXT_RESERVE;
+        for (shown, outcome) in ordered.iter().enumerate() {
+            let row = row(outcome, with_ns);
+            if out.len() + row.len() > budget {
+                let more = ordered.len() - shown;
+                out.push_str(&format!(
+                    "\n… and {more} more resources, listed in the job log.\n"
+                ));
+                break;
+            }
+            out.push_str(&row);
+        }
+    }
+    out.push_str(&footer);
+    limits::text(&out)
+}
+
+/// The evidence for each failed or timed-out resource; `None` when there is none.
+pub fn text(run: &RunOutcome, ctx: &ActionsContext) -> Option<String> {
+    let problems = problems(run);
+    if problems.is_empty() {
+        return None;
+    }
+    let with_ns = spans_namespaces(run);
+    let budget = limits::TEXT_MAX - TEXT_RESERVE;
+    let mut out = String::new();
+    for (shown, outcome) in problems.iter().enumerate() {
+        let section = section(outcome, with_ns, ctx);
+        if !out.is_empty() && out.len() + section.len() > budget {
+            let more = problems.len() - shown;
+            out.push_str(&format!(
+                "… and {more} more problems, with their evidence in the job log.\n"
+            ));
+            break;
+        }
+        out.push_str(&section);
+    }
+    Some(limits::text(out.trim_end()))
+}
+
+/// One annotation per failed (`failure`) or timed-out (`warning`) resource, on the line the
+/// failure points at (the `image:` line for image reasons), when that file is in the
+/// repository: annotations need a path.
+pub fn annotations(run: &RunOutcome, ctx: &ActionsContext) -> Vec<Annotation> {
+    problems(run)
+        .into_iter()
+        .filter_map(|outcome| {
+            let (path, line) = place(outcome, ctx)?;
+            let details = evidence_lines(outcome).join("\n");
+            Some(Annotation {
+                path,
+                start_line: line,
+                end_line: line,
+                annotation_level: match outcome.verdict {
+                    Verdict::TimedOut => AnnotationLevel::Warning,
+                    _ => AnnotationLevel::Failure,
+                },
+                message: limits::annotation_field(&message(outcome)),
+                title: Some(limits::title(&problem_title(outcome))),
+                raw_details: (!details.is_empty()).then(|| limits::annotation_field(&details)),
+            })
+        })
+        .collect()
+}
+
+/// `run` with every secret masked in the text that came from the cluster, before any of
+/// it is rendered for GitHub (so limits apply to what is really sent).
+pub fn redact_run(run: &RunOutcome, secrets: &[String]) -> RunOutcome {
+    let mut run = run.clone();
+    for outcome in &mut run.outcomes {
+        outcome.message = redact(&outcome.message, secrets);
+        for event in &mut outcome.events {
+            event.message = redact(&event.message, secrets);
+            event.reason = redact(&event.reason, secrets);
+        }
+        if let Some(logs) = &mut outcome.logs {
+            for line in &mut logs.lines {
+                *line = redact(line, secrets);
+            }
+        }
+    }
+    run
+}
+
+/// Failed then timed-out outcomes, manifest order within each.
+pub(super) fn problems(run: &RunOutcome) -> Vec<&Outcome> {
+    by_severity(
+        run.outcomes
+            .iter()
+            .filter(|o| o.verdict != Verdict::Succeeded),
+    )
+}
+
+/// `Image not found: Deployment/web`, `Timed out: registry slow: Deployment/worker`.
+pub(super) fn problem_title(outcome: &Outcome) -> String {
+    let what = match (outcome.reason, outcome.verdict) {
+        (Some(reason), _) => reason.title(),
+        (None, Verdict::TimedOut) => "Timed out",
+        (None, _) => "Failed",
+    };
+    format!("{what}: {}", outcome.resource.display(false))
+}
+
+/// The message as plain text, control characters made visible, never empty.
+pub(super) fn message(outcome: &Outcome) -> String {
+    let lines: Vec<String> = sanitized_lines(&outcome.message).collect();
+    if lines.iter().all(|l| l.trim().is_empty()) {
+        problem_title(outcome)
+    } else {
+        lines.join("\n")
+    }
+}
+
+/// The repository path and line a problem points at.
+pub(super) fn place(outcome: &Outcome, ctx: &ActionsContext) -> Option<(String, usize)> {
+    let span = outcome
+        .annotation_source
+        .as_ref()
+        .or(outcome.source.as_ref())?;
+    Some((ctx.repo_path(&span.file)?, span.line.max(1)))
+}
+
+pub(super) fn spans_namespaces(run: &RunOutcome) -> bool {
+    let namespaces: BTreeSet<&str> = run
+        .outcomes
+        .iter()
+        .filter_map(|o| o.resource.namespace.as_deref())
+        .collect();
+    namespaces.len() > 1
+}
+
+fn by_severity<'a>(outcomes: impl Iterator<Item = &'a Outcome>) -> Vec<&'a Outcome> {
+    let mut sorted: Vec<&Outcome> = outcomes.collect();
+    sorted.sort_by_key(|o| match o.verdict {
+        Verdict::Failed => 0,
+        Verdict::TimedOut => 1,
+        Verdict::Succeeded => 2,
+    });
+    sorted
+}
+
+/// `2 failed fast: image not found, crash loop`: reasons by frequency, then first seen.
+fn problem_phrase(run: &RunOutcome, verdict: Verdict, word: &str) -> Option<String> {
+    let count = run.count(verdict);
+    if count == 0 {
+        return None;
+    }
+    let mut reasons: Vec<(Reason, usize, usize)> = Vec::new();
+    for (at, reason) in run
+        .outcomes
+        .iter()
+        .filter(|o| o.verdict == verdict)
+        .filter_map(|o| o.reason)
+        .enumerate()
+    {
+        match reasons.iter_mut().find(|(r, _, _)| *r == reason) {
+            Some((_, n, _)) => *n += 1,
+            None => reasons.push((reason, 1, at)),
+        }
+    }
+    reasons.sort_by_key(|&(_, n, first)| (std::cmp::Reverse(n), first));
+    let names: Vec<String> = reasons.iter().map(|&(r, _, _)| reason_phrase(r)).collect();
+    Some(if names.is_empty() {
+        format!("{count} {word}")
+    } else {
+        format!("{count} {word}: {}", names.join(", "))
+    })
+}
+
+/// `registry slow` from "Timed out: registry slow", `image not found`, `PVC lost`.
+fn reason_phrase(reason: Reason) -> String {
+    let title = reason.title();
+    let title = title.strip_prefix("Timed out: ").unwrap_or(title);
+    let mut chars = title.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if !second.is_uppercase() => {
+            format!("{}{}", first.to_lowercase(), &title[first.len_utf8()..])
+        }
+        _ => title.to_owned(),
+    }
+}
+
+fn row(outcome: &Outcome, with_ns: bool) -> String {
+    let icon = match outcome.verdict {
+        Verdict::Failed => "❌",
+        Verdict::TimedOut => "⏱",
+        Verdict::Succeeded => "✅",
+    };
+    let reason = outcome
+        .reason
+        .map(|r| format!("`{}`", r.as_str()))
+        .unwrap_or_default();
+    format!(
+        "| {} | {icon} {} | {reason} | {} |\n",
+        escape(&outcome.resource.display(with_ns)),
+        outcome.verdict,
+        duration::seconds(outcome.seconds)
+    )
+}
+
+/// `1 failed, 2 succeeded`, or `no verdicts`.
+fn counts(run: &RunOutcome) -> String {
+    let parts: Vec<String> = [
+        (Verdict::Failed, "failed"),
+        (Verdict::TimedOut, "timed out"),
+        (Verdict::Succeeded, "succeeded"),
+    ]
+    .into_iter()
+    .map(|(verdict, word)| (run.count(verdict), word))
+    .filter(|&(n, _)| n > 0)
+    .map(|(n, word)| format!("{n} {word}"))
+    .collect();
+    if parts.is_empty() {
+        "no verdicts".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}

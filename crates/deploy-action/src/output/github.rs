@@ -1,0 +1,257 @@
+//! Publishing a run to GitHub: the check run (created in progress at start, updated as
+//! resources finish, completed at the end or on cancellation), and under Actions always
+//! the job summary and step outputs, with workflow-command annotations when no check run
+//! could be written (fork pull requests). A GitHub failure is reported, never fatal: it
+//! does not change the verdict or the exit code.
+
+use crate::cli::{CheckRunMode, GithubArgs};
+use crate::github::{self, ActionsContext, CheckRun, GithubClient};
+use crate::observe::{Observer, RunEvent};
+use crate::outcome::{Outcome, RunOutcome};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// What happened on the GitHub side, for the user.
+#[derive(Debug, Default)]
+pub struct Published {
+    pub check_run_url: Option<String>,
+    /// Problems talking to GitHub (already redacted).
+    pub warnings: Vec<String>,
+    /// Workflow commands to print on stdout (the fallback annotations).
+    pub commands: Vec<String>,
+}
+
+/// The GitHub side of one run.
+pub struct Publisher {
+    ctx: Option<ActionsContext>,
+    check: Arc<tokio::sync::Mutex<Option<CheckRun>>>,
+    name: String,
+    token: Option<String>,
+    /// Verdicts so far, for progress updates and for a cancelled run's last word.
+    seen: Arc<Mutex<Vec<Outcome>>>,
+    progress: Option<mpsc::UnboundedSender<()>>,
+    dry_run: bool,
+    started: tokio::time::Instant,
+    pub warnings: Vec<String>,
+}
+
+fn environment() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+impl Publisher {
+    /// Read the Actions context and, when asked to, create the check run in progress.
+    pub async fn start(args: &GithubArgs, name: String, dry_run: bool) -> Publisher {
+        let env = environment();
+        let in_actions = env.get("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+        let token = args.github_token.clone().filter(|t| !t.trim().is_empty());
+        let mut publisher = Publisher {
+            ctx: None,
+            check: Arc::new(tokio::sync::Mutex::new(None)),
+            name,
+            token: token.clone(),
+            seen: Arc::new(Mutex::new(Vec::new())),
+            progress: None,
+            dry_run,
+            started: tokio::time::Instant::now(),
+            warnings: Vec::new(),
+        };
+        let wanted = match args.check_run {
+            CheckRunMode::Off => false,
+            CheckRunMode::On => true,
+            CheckRunMode::Auto => in_actions && token.is_some(),
+        };
+        if !in_actions && !wanted {
+            return publisher;
+        }
+        let payload =
+            ActionsContext::event_path(&env).and_then(|p| std::fs::read_to_string(p).ok());
+        match ActionsContext::from_env(&env, payload.as_deref(), args.sha.as_deref()) {
+            Ok(ctx) => {
+                let cwd = std::env::current_dir().unwrap_or_default();
+                publisher.ctx = Some(ctx.with_working_dir(&cwd.to_string_lossy()));
+            }
+            Err(e) => {
+                publisher.warnings.push(format!("no check run: {e}"));
+                return publisher;
+            }
+        }
+        if !wanted {
+            return publisher;
+        }
+        let Some(token) = token else {
+            publisher
+                .warnings
+                .push("no check run: --check-run on needs --github-token or GITHUB_TOKEN".into());
+            return publisher;
+        };
+        let ctx = publisher.ctx.clone().expect("set above");
+        let client = match GithubClient::new(&ctx, &token) {
+            Ok(c) => c.with_secrets([token.clone()]),
+            Err(e) => {
+                publisher.warnings.push(format!("no check run: {e}"));
+                return publisher;
+            }
+        };
+        match CheckRun::start(client, &ctx, &publisher.name, jiff::Timestamp::now()).await {
+            Ok(run) => {
+                *publisher.check.lock().await = Some(run);
+                publisher.spawn_updates();
+            }
+            Err(e) if e.is_fallback() => publisher
+                .warnings
+                .push("the token may not write checks (a fork pull request?): reporting with annotations and the job summary".into()),
+            Err(e) => publisher.warnings.push(format!("no check run: {e}")),
+        }
+        publisher
+    }
+
+    /// `::add-mask::` for the token, to print before anything else under Actions.
+    pub fn mask(&self) -> Option<String> {
+        self.ctx
+            .as_ref()
+            .filter(|c| c.actions)
+            .and(self.token.as_deref())
+            .map(github::mask_command)
+    }
+
+    /// Updates the check run as verdicts arrive (at most one PATCH per 10 s).
+    fn spawn_updates(&mut self) {
+        let (tx, mut rx) = mpsc::unbounded_channel::<()>();
+        self.progress = Some(tx);
+        let (check, seen, dry_run, started) = (
+            self.check.clone(),
+            self.seen.clone(),
+            self.dry_run,
+            self.started,
+        );
+        tokio::spawn(async move {
+            while rx.recv().await.is_some() {
+                let outcomes = seen.lock().expect("seen lock").clone();
+                let run = RunOutcome::new(dry_run, started.elapsed().as_secs_f64(), outcomes);
+                if let Some(c) = check.lock().await.as_mut() {
+                    let _ = c.update(&run).await;
+                }
+            }
+        });
+    }
+
+    /// An observer that records verdicts for the check run and passes every event on.
+    pub fn observer<'a>(&self, inner: &'a mut dyn Observer) -> Tee<'a> {
+        Tee {
+            inner,
+            seen: self.seen.clone(),
+            progress: self.progress.clone(),
+        }
+    }
+
+    /// The verdicts known so far, as a run (for a cancelled run).
+    pub fn so_far(&self) -> RunOutcome {
+        let outcomes = self.seen.lock().expect("seen lock").clone();
+        RunOutcome::new(self.dry_run, self.started.elapsed().as_secs_f64(), outcomes)
+    }
+
+    /// Complete the check run, write the job summary and outputs, and say what to print.
+    pub async fn finish(
+        self,
+        run: &RunOutcome,
+        cancelled: bool,
+        report: &serde_json::Value,
+    ) -> Published {
+        let mut published = Published {
+            warnings: self.warnings,
+            ..Published::default()
+        };
+        let Some(ctx) = self.ctx else {
+            return published;
+        };
+        let secrets: Vec<String> = self.token.into_iter().collect();
+        let run = github::redact_run(run, &secrets);
+        let check = self.check.lock().await.take();
+        let mut check_run_written = false;
+        if let Some(check) = check {
+            let finishing = check.finish(&run, cancelled, jiff::Timestamp::now());
+            match tokio::time::timeout(Duration::from_secs(120), finishing).await {
+                Ok(Ok(done)) => {
+                    check_run_written = true;
+                    published.check_run_url = done.html_url;
+                    if let Some(e) = done.annotation_error {
+                        published
+                            .warnings
+                            .push(format!("some check run annotations were not sent: {e}"));
+                    }
+                }
+                Ok(Err(e)) => published
+                    .warnings
+                    .push(format!("the check run could not be completed: {e}")),
+                Err(_) => published
+                    .warnings
+                    .push("the check run could not be completed within 2 minutes".into()),
+            }
+        }
+        if !ctx.actions {
+            return published;
+        }
+        if !check_run_written {
+            published.commands = github::workflow_commands(&run, &ctx);
+        }
+        let url = published.check_run_url.clone();
+        if let Some(path) = &ctx.step_summary_file {
+            let summary = github::step_summary(&run, &self.name, url.as_deref(), &ctx);
+            if let Err(e) = append(path, &summary) {
+                published
+                    .warnings
+                    .push(format!("failed to write the job summary: {e}"));
+            }
+        }
+        if let Some(path) = &ctx.output_file {
+            let lines = github::output_lines(&run, url.as_deref(), report);
+            if let Err(e) = append(path, &lines) {
+                published
+                    .warnings
+                    .push(format!("failed to write step outputs: {e}"));
+            }
+        }
+        published
+    }
+}
+
+fn append(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+/// Passes events to the terminal and keeps the verdicts for GitHub.
+pub struct Tee<'a> {
+    inner: &'a mut dyn Observer,
+    seen: Arc<Mutex<Vec<Outcome>>>,
+    progress: Option<mpsc::UnboundedSender<()>>,
+}
+
+impl Observer for Tee<'_> {
+    fn event(&mut self, at: Duration, event: RunEvent) {
+        if let RunEvent::Verdict(outcome) = &event {
+            self.seen
+                .lock()
+                .expect("seen lock")
+                .push((**outcome).clone());
+            if let Some(tx) = &self.progress {
+                let _ = tx.send(());
+            }
+        }
+        self.inner.event(at, event);
+    }
+}
