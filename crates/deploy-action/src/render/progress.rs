@@ -46,11 +46,7 @@ pub fn verdict_line(outcome: &Outcome, style: &Style) -> String {
 /// `::group::title`: starts a foldable section in a GitHub Actions log. The title is
 /// escaped as workflow-command data so a newline in it cannot inject a second command.
 pub fn group_start(title: &str) -> String {
-    let escaped = title
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A");
-    format!("::group::{}", sanitize(&escaped))
+    format!("::group::{}", sanitize(&crate::github::escape_data(title)))
 }
 
 /// `::endgroup::`: closes the section [`group_start`] opened.
