@@ -453,3 +453,82 @@ async fn a_fork_failure_is_annotated_with_workflow_commands() {
         "{stdout}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_completes_the_check_run_as_cancelled() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    let run = serde_json::json!({"id": 9, "html_url": "https://github.com/shop/platform/runs/9", "status": "in_progress"});
+    Mock::given(method("POST"))
+        .and(path("/repos/shop/platform/check-runs"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(&run))
+        .mount(&github)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/shop/platform/check-runs/9"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&run))
+        .mount(&github)
+        .await;
+    let c = Cluster::start(fast()).await;
+    c.write(
+        "worker.yaml",
+        &deployment("worker", "registry.local/shop/worker:7"),
+    );
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args([
+        "deploy",
+        "-f",
+        "worker.yaml",
+        "--timeout",
+        "60s",
+        "--image-preflight",
+        "off",
+        "--kubeconfig",
+    ])
+    .arg(c.path("kubeconfig"))
+    .current_dir(c.dir.path())
+    .env("NO_COLOR", "1")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    for (k, v) in actions_env(&c, &github.uri()) {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("deploy-action runs");
+    let pid = child.id().expect("pid").to_string();
+    // Wait until the run is under way (the check run exists), then stop it as a runner would.
+    for _ in 0..100 {
+        if !github
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let killed = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().await.expect("exit");
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let requests = github.received_requests().await.unwrap();
+    let completed: Vec<serde_json::Value> = requests
+        .iter()
+        .filter_map(|r| serde_json::from_slice::<serde_json::Value>(&r.body).ok())
+        .filter(|b| b["status"] == "completed")
+        .collect();
+    assert_eq!(completed.len(), 1, "{requests:?}");
+    assert_eq!(completed[0]["conclusion"], "cancelled");
+}
