@@ -74,6 +74,8 @@ pub struct PreflightReport {
     pub warnings: Vec<String>,
     /// How many distinct images were looked up.
     pub checked: usize,
+    /// With `require`: images whose registry could not be reached ("image: why").
+    pub unconfirmed: Vec<String>,
 }
 
 /// Look up every distinct image of the manifests in parallel.
@@ -104,6 +106,11 @@ pub fn judge_preflight(
 ) -> PreflightReport {
     let mut report = PreflightReport {
         checked: answers.len(),
+        unconfirmed: if mode == Preflight::Require {
+            unconfirmed(answers)
+        } else {
+            Vec::new()
+        },
         ..PreflightReport::default()
     };
     for (image, lookup) in answers {

@@ -84,19 +84,8 @@ async fn preflight(
     for w in &report.warnings {
         observer.event(start.elapsed(), RunEvent::Warning(w.clone()));
     }
-    if mode == images::Preflight::Require {
-        let images: Vec<String> = manifests
-            .iter()
-            .flat_map(|m| m.images.iter().map(|i| i.image.clone()))
-            .collect();
-        let answers = access
-            .registry
-            .lookup_all(&images, access.credentials.as_ref())
-            .await;
-        let unconfirmed = images::unconfirmed(&answers);
-        if !unconfirmed.is_empty() {
-            return Err(RunError::Unconfirmed(unconfirmed));
-        }
+    if !report.unconfirmed.is_empty() {
+        return Err(RunError::Unconfirmed(report.unconfirmed));
     }
     if report.failures.is_empty() {
         return Ok(None);
