@@ -428,8 +428,12 @@ spec:
             [Some(Reason::ImageUnauthorized)]
         );
         assert_eq!(
-            unconfirmed(&a),
+            require.unconfirmed,
             ["registry.local/shop/proxy:1: no such host"]
+        );
+        assert!(
+            auto.unconfirmed.is_empty(),
+            "auto only warns about unreachable registries"
         );
     }
 }
