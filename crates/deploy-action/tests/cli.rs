@@ -532,3 +532,48 @@ async fn sigterm_completes_the_check_run_as_cancelled() {
     assert_eq!(completed.len(), 1, "{requests:?}");
     assert_eq!(completed[0]["conclusion"], "cancelled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_needs_no_cluster_and_fails_a_never_pushed_image() {
+    use wiremock::matchers::{method, path_regex};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let registry = MockServer::start().await;
+    let unknown = r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}"#;
+    Mock::given(method("HEAD"))
+        .and(path_regex("^/v2/.+/manifests/.+$"))
+        .respond_with(ResponseTemplate::new(404))
+        .mount(&registry)
+        .await;
+    Mock::given(method("GET"))
+        .and(path_regex("^/v2/.+$"))
+        .respond_with(
+            ResponseTemplate::new(404)
+                .set_body_string(unknown)
+                .insert_header("Content-Type", "application/json"),
+        )
+        .mount(&registry)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let image = format!("{}/shop/web:never-pushed", registry.address());
+    std::fs::write(dir.path().join("web.yaml"), deployment("web", &image)).unwrap();
+    let out = tokio::process::Command::new(BIN)
+        .args(["check", "-f", "web.yaml", "--report", "report.json"])
+        .current_dir(dir.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_TOKEN")
+        .env("KUBECONFIG", "/nonexistent")
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let r = report(&dir.path().join("report.json"));
+    assert_eq!(r["resources"][0]["reason"], "image_not_found");
+    assert_eq!(r["resources"][0]["annotation"]["line"], 15);
+}
