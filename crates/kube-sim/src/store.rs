@@ -149,12 +149,7 @@ impl Store {
         namespace: Option<&str>,
     ) -> (Vec<Arc<Value>>, u64) {
         let inner = self.lock();
-        let items = inner
-            .objects
-            .iter()
-            .filter(|(k, _)| k.in_collection(group, plural, namespace))
-            .map(|(_, v)| v.clone())
-            .collect();
+        let items = collection(&inner.objects, group, plural, namespace);
         (items, inner.rv)
     }
 
@@ -171,12 +166,7 @@ impl Store {
         namespace: Option<&str>,
     ) -> (Vec<Arc<Value>>, u64, broadcast::Receiver<Arc<Change>>) {
         let inner = self.lock();
-        let items = inner
-            .objects
-            .iter()
-            .filter(|(k, _)| k.in_collection(group, plural, namespace))
-            .map(|(_, v)| v.clone())
-            .collect();
+        let items = collection(&inner.objects, group, plural, namespace);
         (items, inner.rv, self.tx.subscribe())
     }
 
@@ -417,6 +407,26 @@ impl Store {
         let _ = self.tx.send(change);
         object
     }
+}
+
+/// The objects of one resource (in one namespace, or all), found by a range over the
+/// ordered keys rather than a scan of the whole cluster: keys sort by group, plural,
+/// namespace, name, so a collection is one contiguous run.
+fn collection(
+    objects: &BTreeMap<ObjectKey, Arc<Value>>,
+    group: &str,
+    plural: &str,
+    namespace: Option<&str>,
+) -> Vec<Arc<Value>> {
+    let namespace = namespace.filter(|ns| !ns.is_empty());
+    let start = ObjectKey::new(group, plural, namespace.unwrap_or_default(), "");
+    objects
+        .range(start..)
+        .take_while(|(k, _)| {
+            k.group == group && k.plural == plural && namespace.is_none_or(|ns| k.namespace == ns)
+        })
+        .map(|(_, v)| v.clone())
+        .collect()
 }
 
 fn is_pod(key: &ObjectKey) -> bool {
