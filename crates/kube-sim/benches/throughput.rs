@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 const DEPLOYMENTS: usize = 1_000;
 const REPLICAS: usize = 5;
+/// Enough nodes for every pod: like a real one, a simulated node admits at most 110 pods, so
+/// the default three nodes would leave all but 330 of the 5,000 pods Pending.
+const NODES: usize = (DEPLOYMENTS * REPLICAS).div_ceil(100);
 
 fn deployment(i: usize) -> serde_json::Value {
     let name = format!("app-{i:04}");
@@ -77,6 +80,7 @@ async fn main() {
     let scenario = Scenario::builder()
         .default_image(ImageBehaviour::pulls_in(Duration::from_millis(10)))
         .controller_delay(Duration::from_millis(1))
+        .nodes(NODES)
         .build();
     let mut sim = Sim::start(scenario);
     let tcp = tcp_client(&mut sim).await;

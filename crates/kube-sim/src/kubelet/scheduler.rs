@@ -175,21 +175,22 @@ fn schedule(
         .iter()
         .filter_map(|(k, n)| world.get(k).map(|p| (p, n.as_str())))
         .collect();
+    // One pass over the pods, grouped by node: the cost of a decision grows with the
+    // pods, not with pods times nodes.
+    let mut by_node: HashMap<&str, Vec<&Value>> = HashMap::new();
+    for p in pods.iter().map(|p| &**p).filter(|p| !terminal(p)) {
+        if let Some(node) = node_of(p) {
+            by_node.entry(node).or_default().push(p);
+        }
+    }
+    for (p, node) in &assumed_pods {
+        by_node.entry(node).or_default().push(&**p);
+    }
     let infos: Vec<NodeInfo<'_>> = nodes
         .iter()
         .map(|n| {
             let name = n["metadata"]["name"].as_str().unwrap_or_default();
-            let on_node: Vec<&Value> = pods
-                .iter()
-                .map(|p| &**p)
-                .filter(|p| node_of(p) == Some(name) && !terminal(p))
-                .chain(
-                    assumed_pods
-                        .iter()
-                        .filter(|(_, an)| *an == name)
-                        .map(|(p, _)| &**p),
-                )
-                .collect();
+            let on_node: Vec<&Value> = by_node.remove(name).unwrap_or_default();
             let mut requested = Amounts::new();
             for p in &on_node {
                 quantity::add(&mut requested, &quantity::pod_requests(p));
