@@ -147,9 +147,15 @@ fn sync_deployment(key: &ObjectKey, world: &mut World<'_>) -> SyncResult {
 fn claim_replica_sets(world: &mut World<'_>, d: &Dep) -> Result<Vec<Rs>, SyncError> {
     let mut claimed = Vec::new();
     for obj in world.list("apps", "replicasets", Some(&d.key.namespace)) {
+        let owner = controller_ref(&obj).map(|r| str_at(r, "/uid").to_owned());
+        // Another controller's ReplicaSet is none of our business: skip it before any copy
+        // (a namespace may hold thousands).
+        if owner.as_deref().is_some_and(|o| o != d.uid()) {
+            continue;
+        }
         let rs = Rs::new(&obj);
         let selected = matches(Some(&d.spec.selector), &labels(&obj));
-        match controller_ref(&obj).map(|r| str_at(r, "/uid").to_owned()) {
+        match owner {
             Some(owner) if owner == d.uid() => {
                 if selected {
                     claimed.push(rs);
