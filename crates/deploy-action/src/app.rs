@@ -82,7 +82,10 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         terminal.finish();
         return match result {
             Ok(outcome) => finish(&config, outcome, publisher, false, &style).await,
-            Err(e) => Ok(abandon(publisher, &e).await),
+            Err(e) => {
+                abandon(publisher).await;
+                Ok(invalid(&e))
+            }
         };
     }
     let conn = connect::connect(
@@ -107,12 +110,12 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     match result {
         Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &style).await,
         Ok(Err(e)) => {
-            let code = abandon(publisher, &e).await;
+            abandon(publisher).await;
             match e {
                 RunError::Invalid(_)
                 | RunError::Load(_)
                 | RunError::Config(_)
-                | RunError::Unconfirmed(_) => Ok(code),
+                | RunError::Unconfirmed(_) => Ok(invalid(&e)),
                 e => Err(e).context("failed to start the deploy"),
             }
         }
@@ -147,14 +150,13 @@ async fn start_publisher(config: &Config, name: String) -> Publisher {
 }
 
 /// A run that could not start still completes its check run (never left in progress).
-async fn abandon(publisher: Publisher, e: &RunError) -> u8 {
+async fn abandon(publisher: Publisher) {
     let mut outcome = crate::outcome::RunOutcome::new(false, 0.0, Vec::new());
     outcome.result = crate::verdict::RunResult::Failure;
     let published = publisher
         .finish(&outcome, false, &serde_json::Value::Null)
         .await;
     report_published(&published, false);
-    invalid(e)
 }
 
 /// Resolves with the signal number on SIGINT (2) or SIGTERM (15).
