@@ -95,6 +95,18 @@ spec:
     )
 }
 
+/// The process ended with `code`; otherwise show everything it printed.
+#[track_caller]
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -158,13 +170,7 @@ async fn success_exits_0_and_writes_the_report() {
             rep.to_str().unwrap(),
         ])
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let r = report(&rep);
     assert_eq!(r["result"], "success");
     assert_eq!(r["dry_run"], false);
@@ -203,13 +209,7 @@ async fn a_crash_loop_exits_1_with_reason_and_logs_in_the_summary() {
             rep.to_str().unwrap(),
         ])
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 1);
     let summary = text(&out.stdout);
     assert!(summary.contains("crash_loop"), "{summary}");
     assert!(summary.contains("fatal: no config"), "{summary}");
@@ -235,13 +235,7 @@ async fn a_slow_registry_exits_70() {
             rep.to_str().unwrap(),
         ])
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(70),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 70);
     let r = report(&rep);
     assert_eq!(r["result"], "timed_out");
     assert_eq!(r["resources"][0]["reason"], "registry_slow");
@@ -256,19 +250,27 @@ async fn a_dry_run_changes_nothing() {
     let out = c
         .deploy(&["-f", &f, "--dry-run", "--image-preflight", "off"])
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert!(
         text(&out.stdout).starts_with("DRY RUN"),
         "{}",
         text(&out.stdout)
     );
     assert_eq!(c.sim.store.current_rv(), before);
+}
+
+/// A GitHub API that answers a check-run create as it does for a fork PR's read-only token.
+async fn fork_github() -> wiremock::MockServer {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(403).set_body_json(
+            serde_json::json!({"message": "Resource not accessible by integration"}),
+        ))
+        .mount(&github)
+        .await;
+    github
 }
 
 /// The variables a GitHub runner sets, pointing the API at `api`.
@@ -330,13 +332,7 @@ async fn under_actions_a_check_run_is_created_and_completed_and_outputs_written(
             &actions_env(&c, &github.uri()),
         )
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 1);
     let everything = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(
         !everything
@@ -381,15 +377,7 @@ async fn under_actions_a_check_run_is_created_and_completed_and_outputs_written(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_token_falls_back_to_annotations_and_never_changes_the_verdict() {
-    use wiremock::matchers::method;
-    use wiremock::{Mock, MockServer, ResponseTemplate};
-    let github = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(403).set_body_json(
-            serde_json::json!({"message": "Resource not accessible by integration"}),
-        ))
-        .mount(&github)
-        .await;
+    let github = fork_github().await;
     let c = Cluster::start(fast()).await;
     let f = c.write("web.yaml", &deployment("web", "registry.local/shop/web:1"));
     let out = c
@@ -398,13 +386,7 @@ async fn a_fork_token_falls_back_to_annotations_and_never_changes_the_verdict() 
             &actions_env(&c, &github.uri()),
         )
         .await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert!(
         text(&out.stderr).contains("may not write checks"),
         "{}",
@@ -420,15 +402,7 @@ async fn a_fork_token_falls_back_to_annotations_and_never_changes_the_verdict() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_failure_is_annotated_with_workflow_commands() {
-    use wiremock::matchers::method;
-    use wiremock::{Mock, MockServer, ResponseTemplate};
-    let github = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(403).set_body_json(
-            serde_json::json!({"message": "Resource not accessible by integration"}),
-        ))
-        .mount(&github)
-        .await;
+    let github = fork_github().await;
     let c = Cluster::start(fast()).await;
     c.write("api.yaml", &deployment("api", "registry.local/shop/api:2"));
     let out = c
@@ -516,13 +490,7 @@ async fn sigterm_completes_the_check_run_as_cancelled() {
         .expect("kill");
     assert!(killed.success());
     let out = child.wait_with_output().await.expect("exit");
-    assert_eq!(
-        out.status.code(),
-        Some(143),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 143);
     let requests = github.received_requests().await.unwrap();
     let completed: Vec<serde_json::Value> = requests
         .iter()
@@ -566,13 +534,7 @@ async fn check_needs_no_cluster_and_fails_a_never_pushed_image() {
         .output()
         .await
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit(&out, 1);
     let r = report(&dir.path().join("report.json"));
     assert_eq!(r["resources"][0]["reason"], "image_not_found");
     assert_eq!(r["resources"][0]["annotation"]["line"], 15);

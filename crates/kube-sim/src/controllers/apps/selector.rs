@@ -43,55 +43,7 @@ pub(crate) fn with_label(selector: &Value, key: &str, value: &str) -> Value {
 mod tests {
     use super::*;
 
-    #[track_caller]
-    fn case(selector: Value, labels: Value, want: bool) {
-        let labels = labels.as_object().cloned().unwrap_or_default();
-        assert_eq!(
-            matches(Some(&selector), &labels),
-            want,
-            "{selector} on {labels:?}"
-        );
-    }
-
-    #[test]
-    fn evaluates_match_labels_and_expressions() {
-        let web = json!({"app": "web", "tier": "frontend"});
-        case(json!({"matchLabels": {"app": "web"}}), web.clone(), true);
-        case(json!({"matchLabels": {"app": "api"}}), web.clone(), false);
-        case(json!({}), web.clone(), true);
-        case(
-            json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["frontend", "edge"]}]}),
-            web.clone(),
-            true,
-        );
-        case(
-            json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["frontend"]}]}),
-            web.clone(),
-            false,
-        );
-        case(
-            json!({"matchExpressions": [{"key": "track", "operator": "NotIn", "values": ["canary"]}]}),
-            web.clone(),
-            true,
-        );
-        case(
-            json!({"matchExpressions": [{"key": "track", "operator": "Exists"}]}),
-            web.clone(),
-            false,
-        );
-        case(
-            json!({"matchExpressions": [{"key": "track", "operator": "DoesNotExist"}]}),
-            web.clone(),
-            true,
-        );
-        case(
-            json!({"matchLabels": {"app": "web"},
-                    "matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
-            web,
-            true,
-        );
-        assert!(!matches(None, &Map::new()));
-    }
+    // Matching itself is tested where it lives (workloads/selectors.rs).
 
     #[test]
     fn adds_the_hash_label_and_recognises_empty_selectors() {
