@@ -43,13 +43,7 @@ mod tests {
     use serde_json::{Value, json};
     use std::time::Duration;
 
-    fn snapshot(objects: &[Value]) -> Snapshot {
-        let mut snap = Snapshot::new();
-        for o in objects {
-            snap.upsert(o.clone()).unwrap();
-        }
-        snap
-    }
+    use fixtures::snapshot;
 
     #[track_caller]
     fn case(target: Target, objects: &[Value], expected: (Option<Reason>, &str)) {

@@ -253,11 +253,7 @@ mod tests {
     }
 
     fn snapshot(objects: Vec<Value>) -> Snapshot {
-        let mut snap = Snapshot::new();
-        for o in objects {
-            snap.upsert(o).unwrap();
-        }
-        snap
+        fixtures::snapshot(&objects)
     }
 
     fn target() -> Target {

@@ -1,12 +1,22 @@
 //! Test-only objects shaped exactly as a kube-apiserver returns them (managedFields left out),
 //! so the rules are exercised on the real field layout rather than on hand-made shortcuts.
 
+use crate::rules::snapshot::Snapshot;
 use serde_json::{Value, json};
 
 pub const IMAGE: &str = "ghcr.io/acme/web:v2";
 pub const NS: &str = "shop";
 
 /// A stable uid for a test object, shaped like the API server's UUIDs.
+/// A snapshot holding `objects`, as the watchers would have fed it.
+pub fn snapshot(objects: &[Value]) -> Snapshot {
+    let mut snap = Snapshot::new();
+    for o in objects {
+        snap.upsert(o.clone()).expect("a valid object");
+    }
+    snap
+}
+
 pub fn uid(name: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {

@@ -144,10 +144,7 @@ mod tests {
 
     #[track_caller]
     fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
-        let mut snap = Snapshot::new();
-        for o in &objects {
-            snap.upsert(o.clone()).unwrap();
-        }
+        let snap = fixtures::snapshot(&objects);
         let got = assess(&objects[0], &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
         assert_eq!(
