@@ -3,7 +3,7 @@
 # one success (web), one hard failure (api), one timeout blamed on the registry (worker).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --quiet --bin deploy-action --bin kube-sim
+cargo build --quiet -p deploy-action -p kube-sim --bins
 bin="${CARGO_TARGET_DIR:-target}/debug"
 work="$(mktemp -d)"
 trap 'kill "$sim" 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -1,0 +1,255 @@
+//! Kinds the rules do not know (custom resources, newer built-ins): the CRD's declared
+//! rollout conditions when it has them, else kstatus' generic reading of `status`.
+
+use crate::rules::assessment::Assessment;
+use crate::rules::custom::conditions::condition;
+use crate::rules::custom::rollout_conditions::declared_for;
+use crate::rules::snapshot::Snapshot;
+use crate::rules::target::Target;
+use crate::verdict::Reason;
+use serde_json::Value;
+
+pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
+    if let Some(wait) = generation_lag(obj) {
+        return wait;
+    }
+    // An unreadable annotation is refused by validation before apply; here kstatus stands in.
+    match declared_for(snapshot, target.group(), target.kind()) {
+        Some(Ok(rules)) => rules.assess(obj),
+        _ => kstatus(obj),
+    }
+}
+
+/// kstatus: Stalled=True fails, Reconciling=True waits, Ready decides when present, and
+/// an object without conditions is current once it exists.
+fn kstatus(obj: &Value) -> Assessment {
+    let has_status = obj
+        .get("status")
+        .is_some_and(|s| s.as_object().is_none_or(|m| !m.is_empty()));
+    if !has_status {
+        return Assessment::succeeded("exists");
+    }
+    if let Some(c) = condition(obj, "Stalled").filter(|c| c.is("True")) {
+        return Assessment::failed(Reason::ConditionFailed, c.describe());
+    }
+    if let Some(c) = condition(obj, "Reconciling").filter(|c| c.is("True")) {
+        return Assessment::not_ready(c.describe());
+    }
+    match condition(obj, "Ready") {
+        Some(c) if c.is("True") => Assessment::succeeded(c.describe()),
+        Some(c) => Assessment::not_ready(c.describe()),
+        None => Assessment::succeeded("exists (no Ready condition reported)"),
+    }
+}
+
+/// kstatus' generation rule, applied only when the controller reports observedGeneration
+/// (many do not, and would otherwise never finish).
+fn generation_lag(obj: &Value) -> Option<Assessment> {
+    let generation = obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)?;
+    let observed = obj
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64)?;
+    (observed < generation).then(|| {
+        Assessment::not_ready(format!(
+            "waiting for the controller to observe generation {generation} (status is for {observed})"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::custom::rollout_conditions::ROLLOUT_CONDITIONS_ANNOTATION;
+    use serde_json::json;
+
+    fn widget(generation: i64, status: Value) -> Value {
+        json!({
+            "apiVersion": "acme.io/v1", "kind": "Widget",
+            "metadata": {"name": "blue", "namespace": "shop", "uid": "f0f0f0f0-0000-4000-8000-000000000001",
+                "resourceVersion": "57000", "generation": generation, "creationTimestamp": "2025-03-04T10:15:00Z"},
+            "spec": {"size": 3},
+            "status": status
+        })
+    }
+
+    fn cond(type_: &str, status: &str, reason: &str, message: &str) -> Value {
+        json!({"type": type_, "status": status, "lastTransitionTime": "2025-03-04T10:15:30Z",
+            "observedGeneration": 2, "reason": reason, "message": message})
+    }
+
+    fn crd(annotation: Option<&str>) -> Value {
+        let mut crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.acme.io", "uid": "c1c1c1c1-0000-4000-8000-000000000001",
+                "resourceVersion": "56000", "generation": 1},
+            "spec": {"group": "acme.io", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true}]}
+        });
+        if let Some(a) = annotation {
+            crd["metadata"]["annotations"] = json!({ROLLOUT_CONDITIONS_ANNOTATION: a});
+        }
+        crd
+    }
+
+    #[track_caller]
+    fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
+        let snap = crate::rules::fixtures::snapshot(&objects);
+        let target = Target::new("acme.io/v1", "Widget", Some("shop"), "blue");
+        let got = assess(&objects[0], &target, &snap);
+        assert_eq!((got.reason(), got.message()), expected, "{got:?}");
+        assert_eq!(
+            matches!(got, Assessment::Succeeded { .. }),
+            expected.0.is_none()
+        );
+    }
+
+    #[test]
+    fn kstatus_reads_stalled_reconciling_and_ready() {
+        case(
+            vec![widget(
+                2,
+                json!({"observedGeneration": 2, "conditions": [
+                cond("Reconciling", "False", "", ""),
+                cond("Stalled", "True", "ImageNotFound", "manifest for ghcr.io/acme/widget:v9 not found")]}),
+            )],
+            (
+                Some(Reason::ConditionFailed),
+                "Stalled=True (ImageNotFound): manifest for ghcr.io/acme/widget:v9 not found",
+            ),
+        );
+        case(
+            vec![widget(
+                2,
+                json!({"observedGeneration": 2, "conditions": [
+                cond("Reconciling", "True", "Progressing", "1 of 3 shards ready"),
+                cond("Ready", "False", "Progressing", "1 of 3 shards ready")]}),
+            )],
+            (
+                Some(Reason::NotReady),
+                "Reconciling=True (Progressing): 1 of 3 shards ready",
+            ),
+        );
+        case(
+            vec![widget(
+                2,
+                json!({"observedGeneration": 2, "conditions": [cond("Ready", "False", "Scaling", "waiting for shards")]}),
+            )],
+            (
+                Some(Reason::NotReady),
+                "Ready=False (Scaling): waiting for shards",
+            ),
+        );
+        case(
+            vec![widget(
+                2,
+                json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Succeeded", "3 shards ready")]}),
+            )],
+            (None, "Ready=True (Succeeded): 3 shards ready"),
+        );
+    }
+
+    #[test]
+    fn generation_lag_and_missing_status_follow_kstatus() {
+        case(
+            vec![widget(
+                3,
+                json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Succeeded", "ok")]}),
+            )],
+            (
+                Some(Reason::NotReady),
+                "waiting for the controller to observe generation 3 (status is for 2)",
+            ),
+        );
+        case(vec![widget(1, json!({}))], (None, "exists"));
+        case(
+            vec![widget(1, json!({"phase": "Provisioned"}))],
+            (None, "exists (no Ready condition reported)"),
+        );
+    }
+
+    #[test]
+    fn krane_default_rollout_conditions_on_the_crd() {
+        let ready_false = json!({"observedGeneration": 2, "conditions": [cond("Ready", "False", "Pending", "not yet")]});
+        case(
+            vec![widget(2, ready_false.clone()), crd(Some("true"))],
+            (
+                Some(Reason::NotReady),
+                "waiting for $.status.conditions[?(@.type == \"Ready\")].status to be \"True\" (now \"False\")",
+            ),
+        );
+        let failed = json!({"observedGeneration": 2, "conditions": [
+            cond("Ready", "False", "Failed", "x"), cond("Failed", "True", "BadSpec", "size must be odd")]});
+        case(
+            vec![widget(2, failed), crd(Some("true"))],
+            (Some(Reason::ConditionFailed), "size must be odd"),
+        );
+        // declared conditions replace kstatus: Stalled=True is not one they name
+        let stalled = json!({"observedGeneration": 2, "conditions": [cond("Stalled", "True", "X", "stuck"), cond("Ready", "False", "X", "no")]});
+        case(
+            vec![widget(2, stalled), crd(Some("true"))],
+            (
+                Some(Reason::NotReady),
+                "waiting for $.status.conditions[?(@.type == \"Ready\")].status to be \"True\" (now \"False\")",
+            ),
+        );
+    }
+
+    #[test]
+    fn json_rollout_conditions_on_the_crd() {
+        let rules = r#"{
+            "success_conditions": [
+                {"path": "$.status.conditions[?(@.type == \"Deployed\")].status", "value": "True"},
+                {"path": "$.status.phase", "value": "Running"}],
+            "failure_conditions": [
+                {"path": "$.status.conditions[?(@.type == \"Deployed\")].reason", "value": "Error",
+                 "error_msg_path": "$.status.conditions[?(@.type == \"Deployed\")].message"},
+                {"path": "$.status.phase", "value": "Crashed", "custom_error_msg": "widget crashed"}]
+        }"#;
+        let deployed = |status: &str, reason: &str, phase: &str| json!({"phase": phase, "conditions": [cond("Deployed", status, reason, "quota exceeded for widgets")]});
+        case(
+            vec![
+                widget(2, deployed("True", "Done", "Running")),
+                crd(Some(rules)),
+            ],
+            (
+                None,
+                "$.status.conditions[?(@.type == \"Deployed\")].status is \"True\", $.status.phase is \"Running\"",
+            ),
+        );
+        case(
+            vec![
+                widget(2, deployed("True", "Done", "Starting")),
+                crd(Some(rules)),
+            ],
+            (
+                Some(Reason::NotReady),
+                "waiting for $.status.phase to be \"Running\" (now \"Starting\")",
+            ),
+        );
+        case(
+            vec![
+                widget(2, deployed("False", "Error", "Starting")),
+                crd(Some(rules)),
+            ],
+            (Some(Reason::ConditionFailed), "quota exceeded for widgets"),
+        );
+        case(
+            vec![
+                widget(2, deployed("False", "Pending", "Crashed")),
+                crd(Some(rules)),
+            ],
+            (Some(Reason::ConditionFailed), "widget crashed"),
+        );
+        // an unreadable annotation falls back to kstatus (validation refuses it before apply)
+        case(
+            vec![
+                widget(2, deployed("False", "Pending", "Starting")),
+                crd(Some("{\"success\": []}")),
+            ],
+            (None, "exists (no Ready condition reported)"),
+        );
+    }
+}

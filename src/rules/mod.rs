@@ -1,0 +1,31 @@
+//! The pure verdict rules: objects seen so far plus a deadline in, verdict out.
+//!
+//! The top level holds what every rule shares (the snapshot they read, the target they
+//! judge, the assessment they return); each folder holds the rules of one concern.
+
+pub mod annotations;
+pub mod assess;
+pub mod assessment;
+pub mod custom;
+pub mod error;
+pub mod exists;
+pub mod images;
+pub mod network_storage;
+pub mod pods;
+pub mod snapshot;
+pub mod target;
+pub mod workloads;
+
+#[cfg(test)]
+mod fixtures;
+
+pub use annotations::timeout::deadline_for;
+pub use annotations::validate::validate;
+pub use assess::assess;
+pub use assessment::{Assessment, judge};
+pub use error::RulesError;
+pub use images::image_evidence::{PullDecision, PullTrouble, image_pull_state};
+pub use images::pull_error::{PullErrorClass, classify};
+pub use images::registry_view::{RegistryView, RegistryViews};
+pub use snapshot::{ObjectKey, Snapshot};
+pub use target::Target;

@@ -1,0 +1,299 @@
+//! The pods of one workload revision taken together: whether they are doomed (by the
+//! workload's own policy) and, if not, what is holding them up, in one human sentence.
+
+use crate::outcome::ContainerRef;
+use crate::rules::assessment::Assessment;
+use crate::rules::pods::pod_failure::Doom;
+use crate::rules::pods::pod_state::{PodState, pod_state};
+use crate::rules::snapshot::Snapshot;
+use crate::verdict::Reason;
+use k8s_openapi::api::core::v1::Pod;
+use std::collections::BTreeMap;
+
+/// Dooms that belong to the image rather than to the pod: every node pulling the same
+/// reference from the same registry gets the same answer.
+const IMAGE_DOOMS: [Reason; 3] = [
+    Reason::ImageNotFound,
+    Reason::ImageUnauthorized,
+    Reason::InvalidImageName,
+];
+
+/// How many doomed pods it takes to fail a workload (krane's rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoomPolicy {
+    /// Every live pod (Deployment's new ReplicaSet, ReplicaSet, Job): one bad node or
+    /// one bad shard is not proof against the rollout.
+    All,
+    /// Any pod (StatefulSet update revision, DaemonSet current template): ordered rollouts
+    /// stop at the first bad pod, so waiting for the rest would wait forever.
+    Any,
+}
+
+/// What holds a set of pods up, ready to be appended to a workload's progress message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocker {
+    pub reason: Reason,
+    pub detail: String,
+    pub container: Option<ContainerRef>,
+}
+
+/// The live pods (not terminating, not finished) of one revision, classified.
+#[derive(Debug, Clone, Default)]
+pub struct PodSet {
+    states: Vec<PodState>,
+    /// Per live pod: container name -> (image in the spec, whether the node has it).
+    images: Vec<BTreeMap<String, (Option<String>, bool)>>,
+}
+
+impl PodSet {
+    pub fn new(pods: &[Pod], snapshot: &Snapshot) -> Self {
+        let (states, images) = pods
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .map(|p| {
+                let events = p
+                    .metadata
+                    .uid
+                    .as_deref()
+                    .map(|uid| snapshot.events_for(uid))
+                    .unwrap_or_default();
+                (
+                    pod_state(p, &events, snapshot.registry_views()),
+                    images_of(p),
+                )
+            })
+            .filter(|(s, _)| !s.is_terminal())
+            .unzip();
+        PodSet { states, images }
+    }
+
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// A Failed assessment when the doomed pods meet `policy`, e.g.
+    /// `1 of 3 pods crash looping: container web exited with code 3 (OOMKilled), ...`.
+    pub fn failure(&self, policy: DoomPolicy, noun: &str) -> Option<Assessment> {
+        let doomed: Vec<_> = self
+            .states
+            .iter()
+            .filter_map(|s| match s {
+                PodState::Doomed(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        let all = doomed.len() == self.states.len();
+        let (first, revision_wide) = match policy {
+            DoomPolicy::Any => (*doomed.first()?, false),
+            DoomPolicy::All if all => (*doomed.first()?, false),
+            // krane waits for every pod to be doomed because one bad node proves little.
+            // An image is different: the pods of one revision share the template, so when
+            // the doomed image is the one every live pod waits for (no node has it), the
+            // other pods are bound to hit the same registry answer.
+            DoomPolicy::All => (
+                *doomed
+                    .iter()
+                    .find(|d| IMAGE_DOOMS.contains(&d.reason) && self.all_lack_image(d))?,
+                true,
+            ),
+        };
+        let same = doomed.iter().filter(|d| d.reason == first.reason).count();
+        let mut message = format!(
+            "{same} of {} {noun} {}: {}",
+            self.states.len(),
+            first.phrase(),
+            first.detail
+        );
+        if revision_wide {
+            message.push_str(&format!(
+                "; all {} use this image and none has it yet",
+                self.states.len()
+            ));
+        }
+        Some(
+            Assessment::failed(first.reason, message).with_container(Some(first.container.clone())),
+        )
+    }
+
+    /// The most telling reason some pods are not ready yet, if any are not.
+    pub fn blocker(&self, noun: &str) -> Option<Blocker> {
+        let (best, state) = self
+            .states
+            .iter()
+            .filter_map(|s| rank(s).map(|r| (r, s)))
+            .min_by_key(|(r, _)| *r)?;
+        let alike = self.states.iter().filter(|s| rank(s) == Some(best)).count();
+        let summary = match state {
+            PodState::Doomed(d) => d.phrase(),
+            PodState::Pulling(_) => "waiting for their image",
+            PodState::Unschedulable { .. } => "unschedulable",
+            PodState::ReadinessFailing { .. } => "not ready",
+            _ => "starting",
+        };
+        Some(Blocker {
+            reason: state.pending_reason(),
+            detail: format!(
+                "{alike} of {} {noun} {summary}: {}",
+                self.states.len(),
+                state.detail()
+            ),
+            container: state.container(),
+        })
+    }
+}
+
+impl PodSet {
+    /// Every live pod runs the doomed container with the same image, and no node has it.
+    fn all_lack_image(&self, doom: &Doom) -> bool {
+        let Some(image) = doom.container.image.as_deref() else {
+            return false;
+        };
+        self.images.iter().all(|containers| {
+            containers
+                .get(&doom.container.container)
+                .is_some_and(|(i, present)| i.as_deref() == Some(image) && !present)
+        })
+    }
+}
+
+/// Container name -> (spec image, image present on the node: a non-empty imageID).
+fn images_of(pod: &Pod) -> BTreeMap<String, (Option<String>, bool)> {
+    let status = pod.status.as_ref();
+    let statuses: Vec<_> = status
+        .into_iter()
+        .flat_map(|s| {
+            s.init_container_statuses
+                .iter()
+                .chain(s.container_statuses.iter())
+                .flatten()
+        })
+        .collect();
+    let spec = pod.spec.as_ref();
+    spec.into_iter()
+        .flat_map(|s| s.init_containers.iter().flatten().chain(&s.containers))
+        .map(|c| {
+            let present = statuses
+                .iter()
+                .any(|cs| cs.name == c.name && !cs.image_id.is_empty());
+            (c.name.clone(), (c.image.clone(), present))
+        })
+        .collect()
+}
+
+/// Which pod explains a wait best: a hopeless one first, then a named hold-up.
+fn rank(state: &PodState) -> Option<u8> {
+    match state {
+        PodState::Doomed(_) => Some(0),
+        PodState::Pulling(_) => Some(1),
+        PodState::Unschedulable { .. } => Some(2),
+        PodState::ReadinessFailing { .. } => Some(3),
+        PodState::Starting { .. } => Some(4),
+        PodState::Ready | PodState::Completed | PodState::Terminated { .. } => None,
+    }
+}
+
+/// A Pending assessment: the workload's progress, then what holds it up.
+pub fn pending(progress: String, blocker: Option<Blocker>) -> Assessment {
+    match blocker {
+        Some(b) => Assessment::pending(b.reason, format!("{progress}; {}", b.detail))
+            .with_container(b.container),
+        None => Assessment::not_ready(progress),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::fixtures;
+    use crate::rules::snapshot::typed;
+    use serde_json::{Value, json};
+
+    fn set(statuses: Vec<Value>) -> PodSet {
+        let pods: Vec<Pod> = statuses
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                typed(&fixtures::rs_pod(
+                    &format!("web-7d4b9c-{i}"),
+                    "rs-uid-2",
+                    "7d4b9c",
+                    s,
+                ))
+                .unwrap()
+            })
+            .collect();
+        PodSet::new(&pods, &Snapshot::new())
+    }
+
+    #[test]
+    fn all_policy_needs_every_live_pod_doomed_and_any_needs_one() {
+        let crash = || fixtures::crash_loop_status(3, "OOMKilled", 4);
+        let partial = set(vec![
+            crash(),
+            fixtures::ready_status(),
+            fixtures::ready_status(),
+        ]);
+        assert_eq!(partial.failure(DoomPolicy::All, "new pods"), None);
+        let failed = partial.failure(DoomPolicy::Any, "pods").unwrap();
+        assert_eq!(
+            failed.message(),
+            "1 of 3 pods crash looping: container web exited with code 3 (OOMKilled), restarted 4 times"
+        );
+        assert_eq!(failed.container().unwrap().pod, "web-7d4b9c-0");
+
+        let all = set(vec![crash(), crash()])
+            .failure(DoomPolicy::All, "new pods")
+            .unwrap();
+        assert_eq!(all.reason(), Some(Reason::CrashLoop));
+        assert!(
+            all.message().starts_with("2 of 2 new pods crash looping"),
+            "{}",
+            all.message()
+        );
+    }
+
+    #[test]
+    fn finished_and_terminating_pods_do_not_count() {
+        let evicted = json!({"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."});
+        let s = set(vec![fixtures::crash_loop_status(1, "Error", 2), evicted]);
+        assert_eq!(s.len(), 1);
+        assert!(s.failure(DoomPolicy::All, "pods").is_some());
+
+        let mut leaving = fixtures::rs_pod(
+            "web-7d4b9c-z",
+            "rs-uid-2",
+            "7d4b9c",
+            fixtures::crash_loop_status(1, "Error", 2),
+        );
+        leaving["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:20:00Z");
+        leaving["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+        assert!(PodSet::new(&[typed(&leaving).unwrap()], &Snapshot::new()).is_empty());
+    }
+
+    #[test]
+    fn the_blocker_is_the_most_telling_pod_with_its_reason() {
+        let s = set(vec![
+            fixtures::running_not_ready_status(),
+            fixtures::unschedulable_status(),
+            fixtures::ready_status(),
+        ]);
+        let b = s.blocker("new pods").unwrap();
+        assert_eq!(b.reason, Reason::Unschedulable);
+        assert!(
+            b.detail
+                .starts_with("1 of 3 new pods unschedulable: 0/3 nodes"),
+            "{}",
+            b.detail
+        );
+        let p = pending("2/3 replicas updated, 1 available".to_owned(), Some(b));
+        assert!(
+            p.message()
+                .starts_with("2/3 replicas updated, 1 available; 1 of 3 new pods unschedulable")
+        );
+        assert_eq!(set(vec![fixtures::ready_status()]).blocker("pods"), None);
+    }
+}

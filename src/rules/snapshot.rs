@@ -1,0 +1,329 @@
+//! What the watchers have seen so far, kept as the API server sent it, so the rules can be
+//! pure functions of it: the I/O layer feeds every watch event in, the rules only read.
+
+use crate::rules::error::RulesError;
+use crate::rules::images::registry_view::{RegistryView, RegistryViews};
+use k8s_openapi::api::core::v1::Event;
+use k8s_openapi::{Resource, serde::de::DeserializeOwned};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Kinds whose objects are indexed by the uid of their owners, because workload rules
+/// walk from a parent to its children (Deployment -> ReplicaSet -> Pod, Job -> Pod, ...).
+const OWNED_KINDS: [(&str, &str); 4] = [
+    ("", "Pod"),
+    ("apps", "ReplicaSet"),
+    ("apps", "ControllerRevision"),
+    ("batch", "Job"),
+];
+
+/// Identity of a stored object. The version is left out on purpose: a manifest written as
+/// `autoscaling/v1` names the same object a watcher sees as `autoscaling/v2`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// API group, empty for the core group.
+    pub group: String,
+    pub kind: String,
+    /// `None` for cluster-scoped objects.
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectKey {
+    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        ObjectKey {
+            group: group_of(api_version).to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        }
+    }
+
+    /// The key of a raw object, or `None` when it lacks apiVersion, kind or name.
+    pub fn of(obj: &Value) -> Option<Self> {
+        let api_version = obj.get("apiVersion")?.as_str()?;
+        let kind = obj.get("kind")?.as_str()?;
+        let meta = obj.get("metadata")?;
+        let name = meta.get("name")?.as_str()?;
+        let namespace = meta.get("namespace").and_then(Value::as_str);
+        Some(ObjectKey::new(api_version, kind, namespace, name))
+    }
+}
+
+/// The group part of an apiVersion (`apps/v1` -> `apps`, `v1` -> ``).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
+/// Reads a raw object as its k8s-openapi type.
+pub fn typed<K: DeserializeOwned>(obj: &Value) -> Result<K, serde_json::Error> {
+    K::deserialize(obj)
+}
+
+/// Everything seen so far, with the indexes the rules need.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    objects: BTreeMap<ObjectKey, Value>,
+    /// owner uid -> owned objects of the kinds in `OWNED_KINDS`.
+    children: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// involvedObject uid -> core/v1 Events about it.
+    events: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// The runner's registry lookups, by image reference; fed in like watch events.
+    registry: RegistryViews,
+}
+
+impl Snapshot {
+    pub fn new() -> Self {
+        Snapshot::default()
+    }
+
+    /// Records an object from an ADDED or MODIFIED watch event (or a list), replacing what
+    /// was known about it. Merged Events arrive again with a higher `count` and replace too.
+    pub fn upsert(&mut self, obj: Value) -> Result<(), RulesError> {
+        let key = ObjectKey::of(&obj).ok_or(RulesError::ObjectWithoutIdentity)?;
+        self.unindex(&key);
+        for uid in owner_uids(&key, &obj) {
+            self.children.entry(uid).or_default().insert(key.clone());
+        }
+        if let Some(uid) = involved_uid(&key, &obj) {
+            self.events.entry(uid).or_default().insert(key.clone());
+        }
+        self.objects.insert(key, obj);
+        Ok(())
+    }
+
+    /// Forgets an object after a DELETED watch event.
+    pub fn remove(&mut self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) {
+        let key = ObjectKey::new(api_version, kind, namespace, name);
+        self.unindex(&key);
+        self.objects.remove(&key);
+    }
+
+    fn unindex(&mut self, key: &ObjectKey) {
+        let Some(old) = self.objects.get(key) else {
+            return;
+        };
+        let owners = owner_uids(key, old);
+        let involved = involved_uid(key, old);
+        for uid in owners {
+            remove_from(&mut self.children, &uid, key);
+        }
+        if let Some(uid) = involved {
+            remove_from(&mut self.events, &uid, key);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    pub fn get_raw(&self, key: &ObjectKey) -> Option<&Value> {
+        self.objects.get(key)
+    }
+
+    /// One object as its k8s-openapi type; `None` when unseen or unreadable.
+    pub fn get<K: Resource + DeserializeOwned>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<K> {
+        let key = ObjectKey::new(K::API_VERSION, K::KIND, namespace, name);
+        self.objects.get(&key).and_then(|v| typed(v).ok())
+    }
+
+    /// Raw objects of one group and kind, in a namespace or (with `None`) everywhere.
+    pub fn list_raw<'a>(
+        &'a self,
+        group: &'a str,
+        kind: &'a str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        self.objects
+            .iter()
+            .filter(move |(k, _)| {
+                k.group == group
+                    && k.kind == kind
+                    && namespace.is_none_or(|ns| k.namespace.as_deref() == Some(ns))
+            })
+            .map(|(_, v)| v)
+    }
+
+    /// Typed objects of one kind, in a namespace or (with `None`) everywhere.
+    pub fn list<K: Resource + DeserializeOwned>(&self, namespace: Option<&str>) -> Vec<K> {
+        self.list_raw(K::GROUP, K::KIND, namespace)
+            .filter_map(|v| typed(v).ok())
+            .collect()
+    }
+
+    /// Objects of kind `K` that name `owner_uid` in their ownerReferences, ordered by name.
+    pub fn children<K: Resource + DeserializeOwned>(&self, owner_uid: &str) -> Vec<K> {
+        let Some(keys) = self.children.get(owner_uid) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter(|k| k.group == K::GROUP && k.kind == K::KIND)
+            .filter_map(|k| self.objects.get(k))
+            .filter_map(|v| typed(v).ok())
+            .collect()
+    }
+
+    /// Records the runner's registry lookup for `image` (as the manifest writes it).
+    pub fn set_registry_view(&mut self, image: &str, view: RegistryView) {
+        self.registry.set(image, view);
+    }
+
+    pub fn registry_view(&self, image: &str) -> Option<&RegistryView> {
+        self.registry.get(image)
+    }
+
+    pub fn registry_views(&self) -> &RegistryViews {
+        &self.registry
+    }
+
+    /// core/v1 Events whose involvedObject is `uid`, ordered by event name.
+    pub fn events_for(&self, uid: &str) -> Vec<Event> {
+        let Some(keys) = self.events.get(uid) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter_map(|k| self.objects.get(k))
+            .filter_map(|v| typed(v).ok())
+            .collect()
+    }
+}
+
+fn remove_from(index: &mut BTreeMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
+    if let Some(set) = index.get_mut(uid) {
+        set.remove(key);
+        if set.is_empty() {
+            index.remove(uid);
+        }
+    }
+}
+
+fn owner_uids(key: &ObjectKey, obj: &Value) -> Vec<String> {
+    if !OWNED_KINDS.contains(&(key.group.as_str(), key.kind.as_str())) {
+        return Vec::new();
+    }
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("uid").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn involved_uid(key: &ObjectKey, obj: &Value) -> Option<String> {
+    if key.group.is_empty() && key.kind == "Event" {
+        obj.pointer("/involvedObject/uid")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::fixtures;
+    use k8s_openapi::api::apps::v1::ReplicaSet;
+    use k8s_openapi::api::core::v1::Pod;
+    use serde_json::json;
+
+    #[test]
+    fn children_follow_owner_uid_and_forget_removed_objects() {
+        let mut snap = Snapshot::new();
+        snap.upsert(fixtures::rs_pod(
+            "web-7d4b9c-x2x9q",
+            "rs-uid-2",
+            "7d4b9c",
+            fixtures::ready_status(),
+        ))
+        .unwrap();
+        snap.upsert(fixtures::rs_pod(
+            "web-5f6a7b-aaaaa",
+            "rs-uid-1",
+            "5f6a7b",
+            fixtures::ready_status(),
+        ))
+        .unwrap();
+        let names = |snap: &Snapshot, uid| {
+            snap.children::<Pod>(uid)
+                .into_iter()
+                .map(|p| p.metadata.name.unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&snap, "rs-uid-2"), ["web-7d4b9c-x2x9q"]);
+        assert!(snap.children::<ReplicaSet>("rs-uid-2").is_empty());
+
+        snap.remove("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
+        assert!(names(&snap, "rs-uid-2").is_empty());
+        assert_eq!(names(&snap, "rs-uid-1"), ["web-5f6a7b-aaaaa"]);
+    }
+
+    #[test]
+    fn an_orphaned_pod_leaves_its_old_owners_index() {
+        let mut snap = Snapshot::new();
+        let mut pod = fixtures::rs_pod(
+            "web-7d4b9c-x2x9q",
+            "rs-uid-2",
+            "7d4b9c",
+            fixtures::ready_status(),
+        );
+        snap.upsert(pod.clone()).unwrap();
+        pod["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("ownerReferences");
+        snap.upsert(pod).unwrap();
+        assert!(snap.children::<Pod>("rs-uid-2").is_empty());
+        assert_eq!(snap.len(), 1);
+    }
+
+    #[test]
+    fn merged_events_replace_the_earlier_count() {
+        let mut snap = Snapshot::new();
+        let event = |count: i32| {
+            fixtures::event(
+                "web-7d4b9c-x2x9q",
+                "pod-uid-web",
+                "Warning",
+                "BackOff",
+                "Back-off pulling image \"ghcr.io/acme/web:v2\"",
+                count,
+            )
+        };
+        snap.upsert(event(1)).unwrap();
+        snap.upsert(event(4)).unwrap();
+        let events = snap.events_for("pod-uid-web");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].count, Some(4));
+    }
+
+    #[test]
+    fn versions_do_not_split_an_object_and_unidentified_objects_are_refused() {
+        let mut snap = Snapshot::new();
+        snap.upsert(json!({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "h1"}
+        }))
+        .unwrap();
+        let key = ObjectKey::new(
+            "autoscaling/v1",
+            "HorizontalPodAutoscaler",
+            Some("shop"),
+            "web",
+        );
+        assert!(snap.get_raw(&key).is_some());
+        assert!(matches!(
+            snap.upsert(json!({"kind": "Pod", "metadata": {}})),
+            Err(RulesError::ObjectWithoutIdentity)
+        ));
+    }
+}

@@ -1,0 +1,576 @@
+//! Deployment rollouts (krane 3.9 semantics): gate on observedGeneration, judge the newest
+//! ReplicaSet by revision, fail only when all its pods are doomed, and let the cluster's
+//! own ProgressDeadlineExceeded end the wait.
+
+use crate::rules::annotations::rollout_mode::{RequiredRollout, max_unavailable};
+use crate::rules::assessment::Assessment;
+use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
+use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::target::Target;
+use crate::rules::workloads::generation::{unobserved, unreadable};
+use crate::verdict::Reason;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, ReplicaSet};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::Value;
+
+const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
+/// krane's allowance for clock skew between the runner and the API server.
+const CLOCK_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_secs(5);
+
+pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
+    let dep: Deployment = match typed(obj) {
+        Ok(d) => d,
+        Err(e) => return unreadable("Deployment", &e),
+    };
+    let spec = dep.spec.clone().unwrap_or_default();
+    let status = dep.status.clone().unwrap_or_default();
+    if let Some(wait) = unobserved(
+        "deployment controller",
+        &dep.metadata,
+        status.observed_generation,
+    ) {
+        return wait;
+    }
+    let desired = spec.replicas.unwrap_or(1);
+    if desired == 0 {
+        return Assessment::succeeded("scaled to 0 replicas");
+    }
+    let mode = RequiredRollout::for_target(target).unwrap_or(RequiredRollout::Full);
+    let sets = dep
+        .metadata
+        .uid
+        .as_deref()
+        .map(|uid| snapshot.children::<ReplicaSet>(uid))
+        .unwrap_or_default();
+    // The controller stamps the new ReplicaSet's revision on the Deployment together with
+    // observedGeneration; an older maximum means the new ReplicaSet is not seen yet.
+    let expected = annotation_revision(&dep.metadata);
+    let newest = sets
+        .iter()
+        .max_by_key(|rs| revision(rs))
+        .filter(|rs| revision(rs) >= expected);
+    let new_pods = newest.map(|rs| pods_of(rs, snapshot)).unwrap_or_default();
+    let newest_uid = newest.and_then(|rs| rs.metadata.uid.as_deref());
+    let old_pods: usize = sets
+        .iter()
+        .filter(|rs| rs.metadata.uid.as_deref() != newest_uid)
+        .map(|rs| {
+            pods_of(rs, snapshot)
+                .iter()
+                .filter(|p| !finished(p))
+                .count()
+        })
+        .sum();
+    let pods = PodSet::new(&new_pods, snapshot);
+    if let Some(failed) = pods.failure(DoomPolicy::All, "new pods") {
+        return failed;
+    }
+
+    let updated = status.updated_replicas.unwrap_or(0);
+    let available = status.available_replicas.unwrap_or(0);
+    let new_available = newest
+        .and_then(|rs| rs.status.as_ref())
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    let rs_name = newest.and_then(|rs| rs.metadata.name.clone());
+
+    let (done, progress) = match (mode, mode.min_available(spec.strategy.as_ref(), desired)) {
+        (RequiredRollout::None, _) => match &rs_name {
+            Some(name) => {
+                return Assessment::succeeded(format!(
+                    "new ReplicaSet {name} created (required-rollout: none)"
+                ));
+            }
+            None => (
+                false,
+                format!("waiting for the new ReplicaSet (revision {expected})"),
+            ),
+        },
+        (_, Some(min)) => (
+            rs_name.is_some() && new_available >= min,
+            format!(
+                "{new_available}/{desired} new replicas available, {min} required ({})",
+                describe(mode, &dep, desired)
+            ),
+        ),
+        (_, None) => {
+            let mut progress =
+                format!("{updated}/{desired} replicas updated, {available} available");
+            if old_pods > 0 {
+                progress.push_str(&format!(", {old_pods} old pods remaining"));
+            }
+            let done = updated == desired
+                && status.replicas == Some(desired)
+                && available == desired
+                && old_pods == 0;
+            (done, progress)
+        }
+    };
+    if done {
+        return Assessment::succeeded(progress);
+    }
+    let blocker = pods.blocker("new pods");
+    if let Some(c) = progress_deadline_exceeded(&dep, target) {
+        let seconds = spec.progress_deadline_seconds.unwrap_or(600);
+        let mut message = format!(
+            "{progress}; no progress for {seconds}s (ProgressDeadlineExceeded): {}",
+            c.message
+                .as_deref()
+                .unwrap_or_default()
+                .trim_end_matches('.')
+        );
+        if let Some(b) = &blocker {
+            message = format!("{message}; {}", b.detail);
+        }
+        let container = blocker.and_then(|b| b.container);
+        return Assessment::pending(Reason::ProgressDeadlineExceeded, message)
+            .with_container(container);
+    }
+    pending(progress, blocker)
+}
+
+/// The `deployment.kubernetes.io/revision` annotation as a number, so 10 sorts after 9.
+fn revision(rs: &ReplicaSet) -> u64 {
+    annotation_revision(&rs.metadata)
+}
+
+fn annotation_revision(meta: &ObjectMeta) -> u64 {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(REVISION_ANNOTATION))
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
+}
+
+fn pods_of(rs: &ReplicaSet, snapshot: &Snapshot) -> Vec<Pod> {
+    rs.metadata
+        .uid
+        .as_deref()
+        .map(|uid| snapshot.children::<Pod>(uid))
+        .unwrap_or_default()
+}
+
+fn finished(pod: &Pod) -> bool {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    matches!(phase, Some("Succeeded" | "Failed"))
+}
+
+fn describe(mode: RequiredRollout, dep: &Deployment, desired: i32) -> String {
+    match mode {
+        RequiredRollout::Percent(p) => format!("required-rollout {p}%"),
+        _ => {
+            let strategy = dep.spec.as_ref().and_then(|s| s.strategy.as_ref());
+            format!(
+                "required-rollout maxUnavailable: {}",
+                max_unavailable(strategy, desired)
+            )
+        }
+    }
+}
+
+/// The controller's verdict that the rollout stalled, unless it predates this apply.
+fn progress_deadline_exceeded<'a>(
+    dep: &'a Deployment,
+    target: &Target,
+) -> Option<&'a DeploymentCondition> {
+    let c = dep
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Progressing")?;
+    if c.status != "False" || c.reason.as_deref() != Some("ProgressDeadlineExceeded") {
+        return None;
+    }
+    let stale = match (target.applied_at, &c.last_update_time) {
+        (Some(applied), Some(updated)) => updated.0 < applied - CLOCK_SKEW,
+        _ => false,
+    };
+    (!stale).then_some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::annotations::rollout_mode::KRANE_REQUIRED_ROLLOUT_ANNOTATION;
+    use crate::rules::fixtures::{self, merged, uid};
+    use serde_json::json;
+
+    const DEP_UID: &str = "6f1c2a3b-58d4-4e7a-9b0c-1d2e3f4a5b6c";
+
+    fn deployment(generation: i64, status: Value) -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "uid": DEP_UID, "resourceVersion": "48200",
+                "generation": generation, "creationTimestamp": "2025-03-01T09:00:00Z", "labels": {"app": "web"},
+                "annotations": {"deployment.kubernetes.io/revision": "4"}},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                "template": fixtures::pod_template(json!({"app": "web"})),
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+                "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+            "status": status
+        })
+    }
+
+    fn status(
+        observed: i64,
+        replicas: i32,
+        updated: i32,
+        available: i32,
+        progressing: Value,
+    ) -> Value {
+        json!({"observedGeneration": observed, "replicas": replicas, "updatedReplicas": updated,
+            "readyReplicas": available, "availableReplicas": available,
+            "unavailableReplicas": (replicas - available).max(0),
+            "conditions": [
+                {"type": "Available", "status": "True", "lastUpdateTime": "2025-03-04T10:15:00Z",
+                    "lastTransitionTime": "2025-03-01T09:00:10Z", "reason": "MinimumReplicasAvailable",
+                    "message": "Deployment has minimum availability."},
+                progressing]})
+    }
+
+    fn progressing(status: &str, reason: &str, message: &str) -> Value {
+        json!({"type": "Progressing", "status": status, "lastUpdateTime": "2025-03-04T10:25:01Z",
+            "lastTransitionTime": "2025-03-04T10:25:01Z", "reason": reason, "message": message})
+    }
+
+    fn complete() -> Value {
+        progressing(
+            "True",
+            "NewReplicaSetAvailable",
+            "ReplicaSet \"web-7d4b9c\" has successfully progressed.",
+        )
+    }
+
+    fn updating() -> Value {
+        progressing(
+            "True",
+            "ReplicaSetUpdated",
+            "ReplicaSet \"web-7d4b9c\" is progressing.",
+        )
+    }
+
+    fn snapshot(objects: Vec<Value>) -> Snapshot {
+        fixtures::snapshot(&objects)
+    }
+
+    fn target() -> Target {
+        Target::new("apps/v1", "Deployment", Some("shop"), "web")
+    }
+
+    #[track_caller]
+    fn case(target: &Target, objects: Vec<Value>, expected: (Option<Reason>, &str)) {
+        let snap = snapshot(objects);
+        let obj = snap.get_raw(&target.key()).unwrap();
+        let got = assess(obj, target, &snap);
+        assert_eq!((got.reason(), got.message()), expected, "{got:?}");
+        assert_eq!(
+            matches!(got, Assessment::Succeeded { .. }),
+            expected.0.is_none()
+        );
+    }
+
+    fn new_rs(available: i32) -> Value {
+        fixtures::replica_set("7d4b9c", "4", DEP_UID, 3, available, "2025-03-04T10:15:00Z")
+    }
+
+    fn old_rs(replicas: i32) -> Value {
+        fixtures::replica_set(
+            "5f6a7b",
+            "3",
+            DEP_UID,
+            replicas,
+            replicas,
+            "2025-03-01T09:00:00Z",
+        )
+    }
+
+    fn new_pod(i: usize, status: Value) -> Value {
+        fixtures::rs_pod(
+            &format!("web-7d4b9c-{i}"),
+            &uid("web-7d4b9c"),
+            "7d4b9c",
+            status,
+        )
+    }
+
+    #[test]
+    fn stale_new_replica_set_available_right_after_apply_is_not_success() {
+        // generation 5 was just applied; status still describes generation 4, fully rolled out
+        case(
+            &target(),
+            vec![deployment(5, status(4, 3, 3, 3, complete())), new_rs(3)],
+            (
+                Some(Reason::NotReady),
+                "waiting for the deployment controller to observe generation 5 (status is for 4)",
+            ),
+        );
+    }
+
+    #[test]
+    fn a_full_rollout_needs_every_replica_updated_available_and_old_pods_gone() {
+        let ready = fixtures::ready_status;
+        let old_pod = fixtures::rs_pod("web-5f6a7b-0", &uid("web-5f6a7b"), "5f6a7b", ready());
+        case(
+            &target(),
+            vec![
+                deployment(5, status(5, 3, 2, 1, updating())),
+                new_rs(1),
+                old_rs(1),
+                old_pod.clone(),
+                new_pod(0, ready()),
+                new_pod(1, fixtures::running_not_ready_status()),
+            ],
+            (
+                Some(Reason::ReadinessFailing),
+                "2/3 replicas updated, 1 available, 1 old pods remaining; 1 of 2 new pods not ready: container web is running but not ready",
+            ),
+        );
+        // status already complete but an old pod is still around (terminating)
+        let mut leaving = old_pod;
+        leaving["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:25:30Z");
+        case(
+            &target(),
+            vec![
+                deployment(5, status(5, 3, 3, 3, complete())),
+                new_rs(3),
+                old_rs(0),
+                leaving,
+            ],
+            (
+                Some(Reason::NotReady),
+                "3/3 replicas updated, 3 available, 1 old pods remaining",
+            ),
+        );
+        case(
+            &target(),
+            vec![
+                deployment(5, status(5, 3, 3, 3, complete())),
+                new_rs(3),
+                old_rs(0),
+                new_pod(0, ready()),
+                new_pod(1, ready()),
+                new_pod(2, ready()),
+            ],
+            (None, "3/3 replicas updated, 3 available"),
+        );
+    }
+
+    fn rolled_back_dep(status: Value) -> Value {
+        let patch =
+            json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "10"}}});
+        merged(deployment(6, status), patch)
+    }
+
+    #[test]
+    fn the_newest_replica_set_is_chosen_by_numeric_revision_not_age_or_size() {
+        let crash = || fixtures::crash_loop_status(3, "OOMKilled", 4);
+        // rollback: the older ReplicaSet web-5f6a7b became revision 10; web-7d4b9c (revision 9,
+        // created later, scaled to 0) is the old one now. A string sort would pick "9".
+        let rolled_back =
+            fixtures::replica_set("5f6a7b", "10", DEP_UID, 3, 0, "2025-03-01T09:00:00Z");
+        let abandoned = fixtures::replica_set("7d4b9c", "9", DEP_UID, 0, 0, "2025-03-04T10:15:00Z");
+        let pod = |i: usize| {
+            fixtures::rs_pod(
+                &format!("web-5f6a7b-{i}"),
+                &uid("web-5f6a7b"),
+                "5f6a7b",
+                crash(),
+            )
+        };
+        case(
+            &target(),
+            vec![
+                rolled_back_dep(status(6, 3, 3, 0, updating())),
+                rolled_back,
+                abandoned.clone(),
+                pod(0),
+                pod(1),
+                pod(2),
+            ],
+            (
+                Some(Reason::CrashLoop),
+                "3 of 3 new pods crash looping: container web exited with code 3 (OOMKilled), restarted 4 times",
+            ),
+        );
+        // and crashing pods of the old revision do not fail a healthy new one
+        let old_crash = |i: usize| {
+            fixtures::rs_pod(
+                &format!("web-7d4b9c-{i}"),
+                &uid("web-7d4b9c"),
+                "7d4b9c",
+                crash(),
+            )
+        };
+        let healthy = fixtures::replica_set("5f6a7b", "10", DEP_UID, 3, 1, "2025-03-01T09:00:00Z");
+        let ready_pod = fixtures::rs_pod(
+            "web-5f6a7b-0",
+            &uid("web-5f6a7b"),
+            "5f6a7b",
+            fixtures::ready_status(),
+        );
+        case(
+            &target(),
+            vec![
+                rolled_back_dep(status(6, 3, 1, 1, updating())),
+                healthy,
+                abandoned,
+                ready_pod,
+                old_crash(0),
+                old_crash(1),
+            ],
+            (
+                Some(Reason::NotReady),
+                "1/3 replicas updated, 1 available, 2 old pods remaining",
+            ),
+        );
+    }
+
+    #[test]
+    fn some_doomed_pods_wait_but_all_doomed_fail() {
+        let crash = || fixtures::crash_loop_status(1, "Error", 2);
+        case(
+            &target(),
+            vec![
+                deployment(5, status(5, 3, 3, 1, updating())),
+                new_rs(1),
+                new_pod(0, fixtures::ready_status()),
+                new_pod(1, crash()),
+            ],
+            (
+                Some(Reason::NotReady),
+                "3/3 replicas updated, 1 available; 1 of 2 new pods crash looping: container web exited with code 1, restarted 2 times",
+            ),
+        );
+        let config = || {
+            fixtures::waiting_status("CreateContainerConfigError", "secret \"web-db\" not found")
+        };
+        case(
+            &target(),
+            vec![
+                deployment(5, status(5, 3, 3, 0, updating())),
+                new_rs(0),
+                new_pod(0, config()),
+                new_pod(1, config()),
+            ],
+            (
+                Some(Reason::ContainerConfigError),
+                "2 of 2 new pods cannot create their containers: container web cannot be created: secret \"web-db\" not found",
+            ),
+        );
+    }
+
+    #[test]
+    fn progress_deadline_exceeded_ends_the_wait_even_while_available() {
+        let stalled = progressing(
+            "False",
+            "ProgressDeadlineExceeded",
+            "ReplicaSet \"web-7d4b9c\" has timed out progressing.",
+        );
+        let pull = fixtures::waiting_status(
+            "ImagePullBackOff",
+            "Back-off pulling image \"ghcr.io/acme/web:v2\"",
+        );
+        let objects = vec![
+            deployment(5, status(5, 4, 1, 3, stalled)),
+            new_rs(0),
+            old_rs(3),
+            new_pod(0, pull),
+        ];
+        let expected = "1/3 replicas updated, 3 available; no progress for 600s (ProgressDeadlineExceeded): ReplicaSet \"web-7d4b9c\" has timed out progressing; 1 of 1 new pods waiting for their image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible";
+        case(
+            &target(),
+            objects.clone(),
+            (Some(Reason::ProgressDeadlineExceeded), expected),
+        );
+        // a condition older than this apply belongs to an earlier rollout
+        let later = target().with_applied_at("2025-03-04T10:30:00Z".parse().unwrap());
+        case(
+            &later,
+            objects,
+            (
+                Some(Reason::ImagePullBackoff),
+                "1/3 replicas updated, 3 available; 1 of 1 new pods waiting for their image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible",
+            ),
+        );
+    }
+
+    #[test]
+    fn required_rollout_modes() {
+        let with = |mode: &str| target().with_annotation(KRANE_REQUIRED_ROLLOUT_ANNOTATION, mode);
+        let mid = || {
+            vec![
+                deployment(5, status(5, 4, 3, 2, updating())),
+                new_rs(2),
+                old_rs(1),
+            ]
+        };
+        // 25% of 3 rounds down to 0 unavailable: all 3 must be available
+        case(
+            &with("maxUnavailable"),
+            mid(),
+            (
+                Some(Reason::NotReady),
+                "2/3 new replicas available, 3 required (required-rollout maxUnavailable: 0)",
+            ),
+        );
+        case(
+            &with("50%"),
+            mid(),
+            (
+                None,
+                "2/3 new replicas available, 2 required (required-rollout 50%)",
+            ),
+        );
+        case(
+            &with("none"),
+            mid(),
+            (
+                None,
+                "new ReplicaSet web-7d4b9c created (required-rollout: none)",
+            ),
+        );
+        case(
+            &with("none"),
+            vec![deployment(5, status(5, 3, 0, 3, updating())), old_rs(3)],
+            (
+                Some(Reason::NotReady),
+                "waiting for the new ReplicaSet (revision 4)",
+            ),
+        );
+        let ten = merged(
+            deployment(5, status(5, 10, 10, 8, updating())),
+            json!({"spec": {"replicas": 10}}),
+        );
+        let rs = fixtures::replica_set("7d4b9c", "4", DEP_UID, 10, 8, "2025-03-04T10:15:00Z");
+        case(
+            &with("maxUnavailable"),
+            vec![ten, rs],
+            (
+                None,
+                "8/10 new replicas available, 8 required (required-rollout maxUnavailable: 2)",
+            ),
+        );
+    }
+
+    #[test]
+    fn zero_replicas_succeed_once_observed() {
+        let zero = |generation, observed| {
+            merged(
+                deployment(generation, json!({"observedGeneration": observed})),
+                json!({"spec": {"replicas": 0}}),
+            )
+        };
+        case(&target(), vec![zero(7, 7)], (None, "scaled to 0 replicas"));
+        case(
+            &target(),
+            vec![zero(7, 6)],
+            (
+                Some(Reason::NotReady),
+                "waiting for the deployment controller to observe generation 7 (status is for 6)",
+            ),
+        );
+    }
+}
