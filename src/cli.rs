@@ -107,6 +107,14 @@ pub struct ClusterArgs {
     /// Give up on resources still unfinished after this long (e.g. 90s, 5m).
     #[arg(long, default_value = "5m")]
     pub timeout: String,
+    /// A workload succeeds only once its new pods have run this long without a restart
+    /// (`0` turns it off; per resource: annotation deploy-action.io/settle).
+    #[arg(long, default_value = "10s")]
+    pub settle: String,
+    /// Keep watching every resource after one has failed (by default the run ends as soon
+    /// as a failure makes the result certain, and the rest are reported unfinished).
+    #[arg(long)]
+    pub no_fail_fast: bool,
     /// Write the JSON report here.
     #[arg(long)]
     pub report: Option<PathBuf>,

@@ -28,6 +28,10 @@ pub struct Config {
     pub context: Option<String>,
     pub kubeconfig: Option<PathBuf>,
     pub timeout: Duration,
+    /// How long a workload's new pods must run without a restart before it succeeds.
+    pub settle: Duration,
+    /// End the run once a resource has failed (the result cannot improve).
+    pub fail_fast: bool,
     pub report: Option<PathBuf>,
     pub selector: BTreeMap<String, String>,
     pub image_preflight: Preflight,
@@ -40,6 +44,8 @@ pub struct Config {
 pub enum ConfigError {
     #[error("invalid --timeout {0:?}: use a duration such as 90s or 5m")]
     Timeout(String),
+    #[error("invalid --settle {0:?}: use a duration such as 10s, or 0 to turn it off")]
+    Settle(String),
     #[error("invalid --selector {0:?}: use key=value pairs separated by commas")]
     Selector(String),
     #[error("`-` (stdin) may be given only once")]
@@ -63,6 +69,8 @@ impl Config {
                     context: None,
                     kubeconfig: None,
                     timeout: Duration::from_secs(300),
+                    settle: Duration::ZERO,
+                    fail_fast: true,
                     report: c.report.clone(),
                     selector: BTreeMap::new(),
                     image_preflight: c.registry.image_preflight,
@@ -74,6 +82,11 @@ impl Config {
         let timeout = parse_duration(&args.timeout)
             .filter(|d| !d.is_zero())
             .ok_or_else(|| ConfigError::Timeout(args.timeout.clone()))?;
+        let settle = match args.settle.trim() {
+            "0" => Some(Duration::ZERO),
+            s => parse_duration(s),
+        }
+        .ok_or_else(|| ConfigError::Settle(args.settle.clone()))?;
         if args.files.iter().filter(|f| *f == "-").count() > 1 {
             return Err(ConfigError::StdinTwice);
         }
@@ -84,6 +97,8 @@ impl Config {
             context: args.context.clone(),
             kubeconfig: args.kubeconfig.clone(),
             timeout,
+            settle,
+            fail_fast: !args.no_fail_fast,
             report: args.report.clone(),
             selector: parse_selector(args.selector.as_deref().unwrap_or_default())?,
             image_preflight: args.registry.image_preflight,

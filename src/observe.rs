@@ -26,6 +26,12 @@ pub enum RunEvent {
     WatchTrouble(String),
     /// Image preflight: how many images were looked up.
     ImagesChecked(usize),
+    /// A resource failed, so the result is certain: the run stops, leaving `unfinished`
+    /// resources without a verdict (fail fast).
+    FailFast {
+        failed: ResourceId,
+        unfinished: usize,
+    },
     /// Something the user should know that does not change a verdict.
     Warning(String),
 }

@@ -3,6 +3,7 @@
 //! is applied. Pure, so the order is tested without a cluster.
 
 use crate::manifest::Manifest;
+use crate::rules::custom::is_builtin_group;
 use std::collections::BTreeSet;
 
 /// Apply phases, in order.
@@ -43,13 +44,6 @@ const PRIORITY_KINDS: &[&str] = &[
     "PriorityClass",
     "StorageClass",
 ];
-
-/// Kinds the Kubernetes API serves itself (by API group), as opposed to CRDs.
-fn is_builtin_group(group: &str) -> bool {
-    group.is_empty()
-        || group.ends_with(".k8s.io")
-        || matches!(group, "apps" | "batch" | "autoscaling" | "policy")
-}
 
 /// One manifest's place in the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -41,7 +41,7 @@ use serde_json::{Map, Value, json};
 /// | `resources` | array | one entry per resource, in manifest order |
 /// | `.api_version`, `.kind`, `.name` | string | the resource as the manifest names it |
 /// | `.namespace` | string or null | `null` for cluster-scoped kinds |
-/// | `.verdict` | string | `succeeded`, `failed` or `timed_out` |
+/// | `.verdict` | string | `succeeded`, `failed`, `timed_out` or `unfinished` (not waited for: fail fast, or not validated by a dry run) |
 /// | `.reason` | string or null | a reason word from the vocabulary, `null` when succeeded |
 /// | `.message` | string | what happened, verbatim (may be empty, may span lines) |
 /// | `.file`, `.line` | string/number or null | where the resource's document starts (1-based line) |

@@ -13,6 +13,9 @@ pub enum Verdict {
     Succeeded,
     Failed,
     TimedOut,
+    /// Not judged to the end, on purpose: the run stopped once its result was certain
+    /// (fail fast), or a dry run could not have the server check it. Never a success.
+    Unfinished,
 }
 
 /// Why a resource failed or timed out. Each reason belongs to exactly one verdict.
@@ -38,11 +41,14 @@ pub enum Reason {
     ReadinessFailing,
     ProgressDeadlineExceeded,
     NotReady,
+    // Unfinished: the verdict was not waited for, and the reason says why.
+    StoppedAfterFailure,
+    NotValidated,
 }
 
 impl Reason {
     /// Every reason, in the order of the vocabulary table.
-    pub const ALL: [Reason; 17] = [
+    pub const ALL: [Reason; 19] = [
         Reason::ImageNotFound,
         Reason::ImageUnauthorized,
         Reason::InvalidImageName,
@@ -60,6 +66,8 @@ impl Reason {
         Reason::ReadinessFailing,
         Reason::ProgressDeadlineExceeded,
         Reason::NotReady,
+        Reason::StoppedAfterFailure,
+        Reason::NotValidated,
     ];
 
     /// The verdict this reason belongs to.
@@ -82,6 +90,7 @@ impl Reason {
             | Reason::ReadinessFailing
             | Reason::ProgressDeadlineExceeded
             | Reason::NotReady => Verdict::TimedOut,
+            Reason::StoppedAfterFailure | Reason::NotValidated => Verdict::Unfinished,
         }
     }
 
@@ -105,6 +114,8 @@ impl Reason {
             Reason::ReadinessFailing => "readiness_failing",
             Reason::ProgressDeadlineExceeded => "progress_deadline_exceeded",
             Reason::NotReady => "not_ready",
+            Reason::StoppedAfterFailure => "stopped_after_failure",
+            Reason::NotValidated => "not_validated",
         }
     }
 
@@ -128,6 +139,8 @@ impl Reason {
             Reason::ReadinessFailing => "Timed out: readiness failing",
             Reason::ProgressDeadlineExceeded => "Timed out: progress deadline exceeded",
             Reason::NotReady => "Timed out: not ready",
+            Reason::StoppedAfterFailure => "Unfinished: stopped after a failure",
+            Reason::NotValidated => "Not validated by the server",
         }
     }
 }
@@ -144,6 +157,7 @@ impl fmt::Display for Verdict {
             Verdict::Succeeded => "succeeded",
             Verdict::Failed => "failed",
             Verdict::TimedOut => "timed_out",
+            Verdict::Unfinished => "unfinished",
         })
     }
 }
@@ -159,13 +173,15 @@ pub enum RunResult {
 
 impl RunResult {
     /// `failure` if any resource failed, else `timed_out` if any timed out, else `success`.
+    /// `unfinished` resources do not decide it: in a deploy they only occur beside a
+    /// failure (fail fast), and a dry run says separately what it could not validate.
     pub fn from_verdicts(verdicts: impl IntoIterator<Item = Verdict>) -> Self {
         let mut result = RunResult::Success;
         for v in verdicts {
             match v {
                 Verdict::Failed => return RunResult::Failure,
                 Verdict::TimedOut => result = RunResult::TimedOut,
-                Verdict::Succeeded => {}
+                Verdict::Succeeded | Verdict::Unfinished => {}
             }
         }
         result
@@ -234,6 +250,12 @@ mod tests {
                 .count()
                 == 6
         );
+        let unfinished: Vec<_> = Reason::ALL
+            .iter()
+            .filter(|r| r.verdict() == Verdict::Unfinished)
+            .map(|r| r.as_str())
+            .collect();
+        assert_eq!(unfinished, ["stopped_after_failure", "not_validated"]);
     }
 
     #[test]

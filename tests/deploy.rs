@@ -1,7 +1,7 @@
 //! Deploys against kube-sim with a paused clock: each scenario the verdict rules must get
 //! right, end to end through apply, watches and judging.
 
-use crate::support::{outcome, run_yaml};
+use crate::support::{deployment, outcome, run_yaml};
 use deploy_action::config::Mode;
 use deploy_action::run::RunError;
 use deploy_action::verdict::{Reason, RunResult, Verdict};
@@ -11,27 +11,6 @@ use serde_json::json;
 use std::time::Duration;
 
 const MINUTES_5: Duration = Duration::from_secs(300);
-
-fn deployment(name: &str, image: &str, extra_container: &str) -> String {
-    format!(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers:
-        - name: {name}
-          image: {image}
-{extra_container}"
-    )
-}
 
 #[tokio::test(start_paused = true)]
 async fn a_healthy_rollout_succeeds() {

@@ -5,3 +5,4 @@ mod cli;
 mod deploy;
 mod images;
 mod support;
+mod trust;

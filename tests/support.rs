@@ -17,6 +17,9 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
         context: None,
         kubeconfig: None,
         timeout,
+        // Off here so each test states the window it is about; the CLI default is 10 s.
+        settle: Duration::ZERO,
+        fail_fast: true,
         report: None,
         selector: Default::default(),
         image_preflight: deploy_action::run::images::Preflight::Off,
@@ -66,4 +69,26 @@ pub fn outcome<'a>(run: &'a RunOutcome, kind: &str, name: &str) -> &'a Outcome {
         .iter()
         .find(|o| o.resource.kind == kind && o.resource.name == name)
         .unwrap_or_else(|| panic!("no outcome for {kind}/{name} in {:#?}", run.outcomes))
+}
+
+/// A two-replica Deployment of `image`; `extra_container` is appended to its container.
+pub fn deployment(name: &str, image: &str, extra_container: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: {name}
+          image: {image}
+{extra_container}"
+    )
 }

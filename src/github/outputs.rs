@@ -10,7 +10,8 @@ use crate::verdict::Verdict;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-/// The lines to append to `GITHUB_OUTPUT`: `result`, `failed`, `timed-out`, `succeeded`,
+/// The lines to append to `GITHUB_OUTPUT`: `result`, `failed`, `timed-out`, `unfinished`,
+/// `succeeded`,
 /// `check-run-url` (empty without a check run) and `report` (the JSON report, compact).
 /// Values with a line break use the heredoc form.
 pub fn output_lines(
@@ -22,6 +23,7 @@ pub fn output_lines(
         ("result", run.result.as_str().to_owned()),
         ("failed", run.count(Verdict::Failed).to_string()),
         ("timed-out", run.count(Verdict::TimedOut).to_string()),
+        ("unfinished", run.count(Verdict::Unfinished).to_string()),
         ("succeeded", run.count(Verdict::Succeeded).to_string()),
         (
             "check-run-url",
@@ -100,19 +102,20 @@ mod tests {
         );
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
-            lines[..5],
+            lines[..6],
             [
                 "result=failure",
                 "failed=2",
                 "timed-out=1",
+                "unfinished=0",
                 "succeeded=3",
                 "check-run-url=https://github.com/acme/shop/runs/31415926535"
             ]
         );
-        let report = lines[5].strip_prefix("report=").expect("report line");
+        let report = lines[6].strip_prefix("report=").expect("report line");
         let parsed: serde_json::Value = serde_json::from_str(report).unwrap();
         assert_eq!(parsed, report::to_json(&run));
-        assert_eq!(lines.len(), 6);
+        assert_eq!(lines.len(), 7);
     }
 
     #[test]

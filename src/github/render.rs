@@ -28,13 +28,17 @@ pub enum Stage {
 }
 
 /// `cancelled` when interrupted; a dry run without problems is `neutral` (nothing was
-/// deployed, so it must not read as a green deploy); else the run's result.
+/// deployed, so it must not read as a green deploy), and so is a successful run that left
+/// resources unjudged; else the run's result.
 pub fn conclusion(run: &RunOutcome, cancelled: bool) -> Conclusion {
     match (cancelled, run.result, run.dry_run) {
         (true, _, _) => Conclusion::Cancelled,
         (false, RunResult::Failure, _) => Conclusion::Failure,
         (false, RunResult::TimedOut, _) => Conclusion::TimedOut,
         (false, RunResult::Success, true) => Conclusion::Neutral,
+        (false, RunResult::Success, false) if run.count(Verdict::Unfinished) > 0 => {
+            Conclusion::Neutral
+        }
         (false, RunResult::Success, false) => Conclusion::Success,
     }
 }
@@ -59,6 +63,7 @@ pub fn title(run: &RunOutcome, stage: Stage) -> String {
         Stage::Cancelled => "cancelled: ",
     };
     let succeeded = run.count(Verdict::Succeeded);
+    let unfinished = run.count(Verdict::Unfinished);
     let failed_word = if run.dry_run { "failed" } else { "failed fast" };
     let problems: Vec<String> = [
         (Verdict::Failed, failed_word),
@@ -69,8 +74,15 @@ pub fn title(run: &RunOutcome, stage: Stage) -> String {
     .collect();
     let body = if stage == Stage::InProgress && run.outcomes.is_empty() {
         "waiting for the first verdict".to_owned()
+    } else if !problems.is_empty() && unfinished > 0 && !run.dry_run {
+        format!("{}; {unfinished} unfinished", problems.join("; "))
     } else if !problems.is_empty() {
         problems.join("; ")
+    } else if run.dry_run && unfinished > 0 {
+        format!(
+            "{} validated, {unfinished} not validated by the server",
+            plural(succeeded, "resource")
+        )
     } else if run.dry_run {
         format!("{} validated", plural(succeeded, "resource"))
     } else if succeeded == 0 {
@@ -198,12 +210,13 @@ pub fn redact_run(run: &RunOutcome, secrets: &[String]) -> RunOutcome {
     run
 }
 
-/// Failed then timed-out outcomes, manifest order within each.
+/// Failed then timed-out outcomes, manifest order within each. Unfinished resources are
+/// not problems to fix: the table lists them with their reason.
 pub(super) fn problems(run: &RunOutcome) -> Vec<&Outcome> {
     by_severity(
         run.outcomes
             .iter()
-            .filter(|o| o.verdict != Verdict::Succeeded),
+            .filter(|o| matches!(o.verdict, Verdict::Failed | Verdict::TimedOut)),
     )
 }
 
@@ -212,6 +225,7 @@ pub(super) fn problem_title(outcome: &Outcome) -> String {
     let what = match (outcome.reason, outcome.verdict) {
         (Some(reason), _) => reason.title(),
         (None, Verdict::TimedOut) => "Timed out",
+        (None, Verdict::Unfinished) => "Unfinished",
         (None, _) => "Failed",
     };
     format!("{what}: {}", outcome.resource.display(false))
@@ -250,7 +264,8 @@ fn by_severity<'a>(outcomes: impl Iterator<Item = &'a Outcome>) -> Vec<&'a Outco
     sorted.sort_by_key(|o| match o.verdict {
         Verdict::Failed => 0,
         Verdict::TimedOut => 1,
-        Verdict::Succeeded => 2,
+        Verdict::Unfinished => 2,
+        Verdict::Succeeded => 3,
     });
     sorted
 }
@@ -300,6 +315,7 @@ fn row(outcome: &Outcome, with_ns: bool) -> String {
     let icon = match outcome.verdict {
         Verdict::Failed => "❌",
         Verdict::TimedOut => "⏱",
+        Verdict::Unfinished => "⏹",
         Verdict::Succeeded => "✅",
     };
     let reason = outcome
@@ -319,6 +335,7 @@ fn counts(run: &RunOutcome) -> String {
     let parts: Vec<String> = [
         (Verdict::Failed, "failed"),
         (Verdict::TimedOut, "timed out"),
+        (Verdict::Unfinished, "unfinished"),
         (Verdict::Succeeded, "succeeded"),
     ]
     .into_iter()

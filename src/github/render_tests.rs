@@ -150,6 +150,33 @@ fn titles_name_counts_and_reasons_in_one_line() {
         Cancelled,
         "cancelled: 1 resource deployed",
     );
+    case_title(
+        &fixtures::stopped_after_failure_run(),
+        Completed,
+        "1 failed fast: image not found; 2 unfinished",
+    );
+    case_title(
+        &fixtures::dry_run_not_validated(),
+        Completed,
+        "dry run: 1 resource validated, 1 not validated by the server",
+    );
+}
+
+#[test]
+fn unfinished_resources_are_in_the_table_with_their_reason_but_get_no_annotation() {
+    let run = fixtures::stopped_after_failure_run();
+    let table = summary(&run, Stage::Completed, &ctx());
+    assert!(
+        table.contains("| Service/web | ⏹ unfinished | `stopped_after_failure` |"),
+        "{table}"
+    );
+    let annotated: Vec<_> = annotations(&run, &ctx())
+        .into_iter()
+        .map(|a| a.title.unwrap_or_default())
+        .collect();
+    assert_eq!(annotated, ["Image not found: Deployment/web"]);
+    let dry = summary(&fixtures::dry_run_not_validated(), Stage::Completed, &ctx());
+    assert!(dry.contains("`not_validated`"), "{dry}");
 }
 
 #[track_caller]
@@ -164,6 +191,16 @@ fn conclusions_follow_the_result_and_a_clean_dry_run_is_neutral() {
     case_conclusion(&fixtures::all_success_run(), false, Conclusion::Success);
     case_conclusion(&fixtures::dry_run_passed(), false, Conclusion::Neutral);
     case_conclusion(&fixtures::dry_run_rejected(), false, Conclusion::Failure);
+    case_conclusion(
+        &fixtures::dry_run_not_validated(),
+        false,
+        Conclusion::Neutral,
+    );
+    case_conclusion(
+        &fixtures::stopped_after_failure_run(),
+        false,
+        Conclusion::Failure,
+    );
     case_conclusion(&fixtures::mixed_run(), true, Conclusion::Cancelled);
     case_conclusion(&fixtures::all_success_run(), true, Conclusion::Cancelled);
 }

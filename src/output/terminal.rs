@@ -149,6 +149,12 @@ impl Observer for Terminal {
             RunEvent::ImagesChecked(n) => self.line(&format!(
                 "image preflight: {n} images looked up in their registries"
             )),
+            RunEvent::FailFast { failed, unfinished } => self.line(&format!(
+                "stopping: {} failed, so the deploy has failed; {unfinished} unfinished \
+                 resource{} left without a verdict (--no-fail-fast waits for them)",
+                failed.display(true),
+                if unfinished == 1 { "" } else { "s" }
+            )),
             RunEvent::Warning(message) => self.line(&format!("warning: {message}")),
         }
     }

@@ -283,6 +283,59 @@ pub fn dry_run_passed() -> RunOutcome {
     RunOutcome::new(true, 0.9, outcomes)
 }
 
+/// A missing image failed the deploy; the Service in front of it and a worker were left
+/// unfinished (fail fast).
+pub fn stopped_after_failure_run() -> RunOutcome {
+    let unfinished = |kind: &str, name: &str, file: &str, state: &str| {
+        let mut o = succeeded(
+            id(
+                if kind == "Service" { "v1" } else { "apps/v1" },
+                kind,
+                Some("shop"),
+                name,
+            ),
+            file,
+            1,
+            0.4,
+        );
+        o.verdict = Verdict::Unfinished;
+        o.reason = Some(Reason::StoppedAfterFailure);
+        o.message = format!("{state}; not waited for after Deployment/shop/web failed");
+        o
+    };
+    let outcomes = vec![
+        missing_image(),
+        unfinished(
+            "Service",
+            "web",
+            "k8s/web.yaml",
+            "no ready endpoints yet (0 of 2 selected pods ready)",
+        ),
+        unfinished(
+            "Deployment",
+            "worker",
+            "k8s/worker.yaml",
+            "1/2 replicas updated and available; watching 10s for restarts",
+        ),
+    ];
+    RunOutcome::new(false, 0.5, outcomes)
+}
+
+/// A dry run whose Deployment lives in a namespace the same manifests create.
+pub fn dry_run_not_validated() -> RunOutcome {
+    let mut web = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "web"),
+        "k8s/web.yaml",
+        5,
+        0.1,
+    );
+    web.verdict = Verdict::Unfinished;
+    web.reason = Some(Reason::NotValidated);
+    web.message = "its namespace \"shop\" is created by this deploy, so the server cannot check it before the apply".to_owned();
+    let ns = succeeded(id("v1", "Namespace", None, "shop"), "k8s/web.yaml", 1, 0.1);
+    RunOutcome::new(true, 0.2, vec![ns, web])
+}
+
 /// The API server refusing a Deployment without an image, as `kubectl apply --dry-run=server` sees it.
 pub fn dry_run_rejected() -> RunOutcome {
     let mut rejected = succeeded(

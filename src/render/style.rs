@@ -26,7 +26,7 @@ impl Tone {
         match verdict {
             Verdict::Succeeded => Tone::Succeeded,
             Verdict::Failed => Tone::Failed,
-            Verdict::TimedOut => Tone::TimedOut,
+            Verdict::TimedOut | Verdict::Unfinished => Tone::TimedOut,
         }
     }
 

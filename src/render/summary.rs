@@ -1,6 +1,7 @@
 //! The final summary a person reads after a run: the result and counts first, then every
 //! problem with its evidence (message, manifest place, events, log tail), hard failures
-//! before timeouts, then a compact list of what went well.
+//! before timeouts, then what was left unjudged and why, then a compact list of what went
+//! well.
 
 use super::duration;
 use super::sanitize::{sanitize, sanitized_lines};
@@ -24,7 +25,7 @@ pub fn summary(run: &RunOutcome, style: &Style) -> String {
     let mut problems: Vec<&Outcome> = run
         .outcomes
         .iter()
-        .filter(|o| o.verdict != Verdict::Succeeded)
+        .filter(|o| matches!(o.verdict, Verdict::Failed | Verdict::TimedOut))
         .collect();
     // Stable: manifest order is kept within hard failures and within timeouts.
     problems.sort_by_key(|o| o.verdict != Verdict::Failed);
@@ -32,6 +33,7 @@ pub fn summary(run: &RunOutcome, style: &Style) -> String {
         out.push(String::new());
         problem_block(&mut out, outcome, with_ns, style);
     }
+    unfinished_lists(&mut out, run, with_ns, style);
 
     let successes: Vec<&Outcome> = run
         .outcomes
@@ -77,22 +79,31 @@ fn run_headline(run: &RunOutcome, style: &Style) -> String {
     let failed = run.count(Verdict::Failed);
     let timed_out = run.count(Verdict::TimedOut);
     let succeeded = run.count(Verdict::Succeeded);
+    let unfinished = run.count(Verdict::Unfinished);
     let tone = Tone::of_result(run.result);
 
     if run.dry_run && run.result == RunResult::Success {
-        let what = plural(succeeded, "resource", "resources");
+        let what = plural(succeeded + unfinished, "resource", "resources");
         let label = style.paint_bold(tone, "DRY RUN");
-        return format!("{label}: {what} would be applied, server validation passed");
+        return if unfinished == 0 {
+            format!("{label}: {what} would be applied, server validation passed")
+        } else {
+            format!(
+                "{label}: {what} would be applied; server validation passed for {succeeded}, \
+                 {unfinished} not validated by the server"
+            )
+        };
     }
 
-    let ok_word = if run.dry_run {
-        "passed server validation"
+    let (ok_word, unfinished_word) = if run.dry_run {
+        ("passed server validation", "not validated")
     } else {
-        "succeeded"
+        ("succeeded", "unfinished")
     };
     let counts: Vec<String> = [
         (failed, "failed"),
         (timed_out, "timed out"),
+        (unfinished, unfinished_word),
         (succeeded, ok_word),
     ]
     .into_iter()
@@ -214,6 +225,38 @@ fn log_tail(out: &mut Vec<String>, logs: &LogTail, style: &Style) {
     }
 }
 
+/// Resources left without a verdict on purpose, one line each with the state they were
+/// in, under a header that says why (`Unfinished: stopped after a failure (2):`).
+fn unfinished_lists(out: &mut Vec<String>, run: &RunOutcome, with_ns: bool, style: &Style) {
+    let unfinished: Vec<&Outcome> = run
+        .outcomes
+        .iter()
+        .filter(|o| o.verdict == Verdict::Unfinished)
+        .collect();
+    let mut reasons = Vec::new();
+    for o in &unfinished {
+        if !reasons.contains(&o.reason) {
+            reasons.push(o.reason);
+        }
+    }
+    for reason in reasons {
+        let group: Vec<&&Outcome> = unfinished.iter().filter(|o| o.reason == reason).collect();
+        let title = reason.map_or("Unfinished", |r| r.title());
+        out.push(String::new());
+        out.push(style.paint_bold(Tone::TimedOut, &format!("{title} ({}):", group.len())));
+        let names: Vec<String> = group
+            .iter()
+            .map(|o| sanitize(&o.resource.display(with_ns)))
+            .collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        for (name, outcome) in names.iter().zip(&group) {
+            let pad = " ".repeat(width - name.chars().count());
+            let state = sanitized_lines(&outcome.message).next().unwrap_or_default();
+            out.push(format!("  {name}{pad}  {state}"));
+        }
+    }
+}
+
 fn success_list(
     out: &mut Vec<String>,
     dry_run: bool,
@@ -290,6 +333,8 @@ mod tests {
             fixtures::timed_out_run(),
             fixtures::dry_run_passed(),
             fixtures::dry_run_rejected(),
+            fixtures::stopped_after_failure_run(),
+            fixtures::dry_run_not_validated(),
             RunOutcome::new(false, 0.0, vec![]),
         ]
     }
@@ -302,6 +347,21 @@ mod tests {
             "summary_missing_image",
             &plain(&RunOutcome::new(false, 4.2, outcomes)),
         );
+    }
+
+    #[test]
+    fn fail_fast_lists_what_was_left_unfinished_with_its_last_state() {
+        snapshot(
+            "summary_stopped_after_failure",
+            &plain(&fixtures::stopped_after_failure_run()),
+        );
+    }
+
+    #[test]
+    fn a_dry_run_never_lists_unvalidated_resources_as_passed() {
+        let text = plain(&fixtures::dry_run_not_validated());
+        snapshot("summary_dry_run_not_validated", &text);
+        assert!(!text.contains("Passed server validation (2)"), "{text}");
     }
 
     #[test]

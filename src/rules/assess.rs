@@ -141,12 +141,17 @@ mod tests {
 
     #[test]
     fn an_unknown_kind_without_rules_or_status_exists_and_is_judged_at_once() {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "certificates.cert-manager.io", "uid": "crd-1", "resourceVersion": "2", "generation": 1},
+            "spec": {"group": "cert-manager.io", "scope": "Namespaced",
+                "names": {"plural": "certificates", "kind": "Certificate"},
+                "versions": [{"name": "v1", "served": true, "storage": true}]}});
         let cert = json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
             "metadata": {"name": "web-tls", "namespace": "shop", "uid": "ce-1", "resourceVersion": "6", "generation": 1},
             "spec": {"secretName": "web-tls", "dnsNames": ["shop.example.com"], "issuerRef": {"name": "letsencrypt", "kind": "ClusterIssuer"}}});
         let target = Target::new("cert-manager.io/v1", "Certificate", Some("shop"), "web-tls");
         let verdict = judge(
-            assess(&target, &snapshot(&[cert])),
+            assess(&target, &snapshot(&[cert, crd])),
             Duration::ZERO,
             Duration::from_secs(300),
         );

@@ -12,6 +12,10 @@ pub enum RulesError {
     )]
     InvalidTimeout { annotation: String, value: String },
     #[error(
+        "failed to read annotation {annotation}={value:?} as a duration of at most 1h (e.g. 10s, 2m, or 0 to turn the stability window off)"
+    )]
+    InvalidSettle { annotation: String, value: String },
+    #[error(
         "failed to read annotation {annotation}={value:?}: expected full, none, maxUnavailable or a percentage like 90%"
     )]
     InvalidRequiredRollout { annotation: String, value: String },

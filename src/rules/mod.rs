@@ -12,6 +12,7 @@ pub mod exists;
 pub mod images;
 pub mod network_storage;
 pub mod pods;
+pub mod settle;
 pub mod snapshot;
 pub mod target;
 pub mod workloads;

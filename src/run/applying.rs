@@ -85,6 +85,72 @@ fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
     )
 }
 
+/// (apiVersion, kind) of the custom resources whose CRD this deploy creates.
+fn new_kinds(manifests: &[Manifest]) -> Vec<(String, String)> {
+    let crds: Vec<(&str, &str)> = manifests
+        .iter()
+        .filter(|m| m.kind == "CustomResourceDefinition")
+        .filter_map(|m| {
+            Some((
+                m.object.pointer("/spec/group")?.as_str()?,
+                m.object.pointer("/spec/names/kind")?.as_str()?,
+            ))
+        })
+        .collect();
+    manifests
+        .iter()
+        .filter(|m| crds.contains(&(m.group(), m.kind.as_str())))
+        .map(|m| (m.api_version.clone(), m.kind.clone()))
+        .collect()
+}
+
+/// Discovery again until every kind in `wanted` is served: an API server lists a new
+/// group some time after its CRD is Established, and a custom resource applied before
+/// that is refused as unknown. Bounded by `limit`, with back-off; what is still missing
+/// then is refused by the apply with the server's own words.
+async fn discover_new_kinds(
+    conn: &Connection,
+    mut kinds: Kinds,
+    wanted: &[(String, String)],
+    limit: Duration,
+) -> Kinds {
+    let give_up = Instant::now() + limit;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        if let Ok(fresh) = Kinds::discover(&conn.client).await {
+            kinds = fresh;
+        }
+        let served = wanted
+            .iter()
+            .all(|(av, kind)| kinds.resolve(av, kind).is_some());
+        if served || Instant::now() + pause > give_up {
+            return kinds;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// Why the server could not dry-run `m` before anything was applied: the API server can
+/// only validate against what exists, and its CRD or namespace is created by this deploy.
+fn not_validated_because(m: &Manifest, manifests: &[Manifest]) -> String {
+    let crd_is_new = manifests.iter().any(|c| {
+        c.kind == "CustomResourceDefinition"
+            && c.object.pointer("/spec/group").and_then(Value::as_str) == Some(m.group())
+            && c.object.pointer("/spec/names/kind").and_then(Value::as_str) == Some(&m.kind)
+    });
+    let why = match (&m.namespace, crd_is_new) {
+        (_, true) => format!(
+            "its CustomResourceDefinition ({} in {}) is created by this deploy",
+            m.kind,
+            m.group()
+        ),
+        (Some(ns), false) => format!("its namespace {ns:?} is created by this deploy"),
+        (None, false) => "what it needs is created by this deploy".to_owned(),
+    };
+    format!("{why}, so the server cannot check it before the apply")
+}
+
 /// The time the server recorded for our apply (managedFields), to tell old conditions
 /// from new ones.
 fn server_apply_time(obj: &Value) -> Option<jiff::Timestamp> {
@@ -165,24 +231,33 @@ pub async fn apply_all(
             .iter()
             .map(|s| {
                 let m = &manifests[s.index];
-                observer.event(
-                    start.elapsed(),
-                    RunEvent::Applied {
-                        id: id_of(m),
-                        dry_run: true,
-                    },
-                );
-                let message = if s.dry_run_first {
-                    "server-side dry run passed".to_owned()
+                if s.dry_run_first {
+                    observer.event(
+                        start.elapsed(),
+                        RunEvent::Applied {
+                            id: id_of(m),
+                            dry_run: true,
+                        },
+                    );
+                }
+                let (verdict, reason, message) = if s.dry_run_first {
+                    (
+                        Verdict::Succeeded,
+                        None,
+                        "server-side dry run passed".to_owned(),
+                    )
                 } else {
-                    "not checked by the server: its CRD or namespace is created by this deploy"
-                        .to_owned()
+                    (
+                        Verdict::Unfinished,
+                        Some(Reason::NotValidated),
+                        not_validated_because(m, manifests),
+                    )
                 };
                 evidence::outcome(
                     id_of(m),
                     m,
-                    Verdict::Succeeded,
-                    None,
+                    verdict,
+                    reason,
                     message,
                     None,
                     secs(),
@@ -230,9 +305,8 @@ pub async fn apply_all(
                 apply::wait_established(&conn.client, &t.target.id.name, CRD_WAIT.min(timeout))
                     .await;
             }
-            if let Ok(fresh) = Kinds::discover(&conn.client).await {
-                kinds = fresh;
-            }
+            kinds =
+                discover_new_kinds(conn, kinds, &new_kinds(manifests), CRD_WAIT.min(timeout)).await;
         }
     }
     Applied::Ready {

@@ -1,21 +1,25 @@
 //! The judging loop: feed what the watchers see into the snapshot, re-assess every
-//! undecided resource, and stop when each has a verdict. Event-driven: it wakes on a
-//! watch event or on the next deadline, never on a polling tick.
+//! undecided resource, and stop when each has a verdict, or as soon as one has failed
+//! (fail fast: the result cannot improve). Event-driven: it wakes on a watch event, on the
+//! next deadline or at the end of a stability window, never on a polling tick. No resource
+//! is judged before every watch it depends on has delivered its first complete list.
 
 use super::applying::Pending;
 use super::images::Lookups;
 use super::{evidence, scopes};
+use crate::cluster::watch::WatchScope;
 use crate::cluster::watch::{self, Seen};
 use crate::cluster::{Connection, Kinds, logs};
 use crate::config::Config;
 use crate::manifest::Manifest;
 use crate::observe::{Observer, RunEvent};
 use crate::outcome::{Outcome, RunOutcome};
-use crate::rules::{self, ObjectKey, Snapshot};
-use crate::verdict::Reason;
+use crate::rules::settle::{self, Settling};
+use crate::rules::{self, Assessment, ObjectKey, Snapshot, Target};
+use crate::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -24,6 +28,87 @@ struct Watched {
     pending: Pending,
     deadline: Duration,
     last_state: Option<String>,
+    /// The watch scopes whose first list this resource's rule reads.
+    depends_on: Vec<usize>,
+    /// Whether the resource has been seen in the cluster (so its absence means deleted).
+    seen: bool,
+    settling: Settling,
+    /// When to look again though nothing changed: the end of its stability window.
+    wake: Option<Instant>,
+}
+
+/// The scopes (by index) that hold what `target`'s rule reads. Kinds the cluster does not
+/// serve have no scope and cannot be waited for.
+fn depends_on(scopes: &[WatchScope], target: &Target) -> Vec<usize> {
+    super::scopes::needed(std::slice::from_ref(target))
+        .into_iter()
+        .filter_map(|(av, kind, ns)| {
+            scopes.iter().position(|s| {
+                s.resource.api_version == av
+                    && s.resource.kind == kind
+                    && (s.namespace.is_none() || s.namespace == ns)
+            })
+        })
+        .collect()
+}
+
+/// What the rule says of `w`, or why it may not say anything yet.
+fn assess(
+    w: &mut Watched,
+    snapshot: &Snapshot,
+    scopes: &[WatchScope],
+    listed: &HashSet<usize>,
+    settle_default: Duration,
+    elapsed: Duration,
+) -> Assessment {
+    let unlisted: Vec<&str> = w
+        .depends_on
+        .iter()
+        .filter(|i| !listed.contains(i))
+        .map(|&i| scopes[i].resource.kind.as_str())
+        .collect();
+    if !unlisted.is_empty() {
+        return Assessment::not_ready(format!(
+            "waiting for the first complete list of {} from the API server",
+            unlisted.join(", ")
+        ));
+    }
+    let target = &w.pending.target;
+    let Some(obj) = snapshot.get_raw(&target.key()) else {
+        return match (w.seen, target.id.kind.as_str()) {
+            (true, "Pod") => Assessment::failed(
+                Reason::PodFailed,
+                "deleted while it was being watched: a bare pod is not recreated",
+            ),
+            (true, _) => Assessment::not_ready("deleted from the cluster after it was applied"),
+            (false, _) => rules::assess(target, snapshot),
+        };
+    };
+    w.seen = true;
+    let window = settle::window(target, obj, settle_default);
+    let assessment = rules::assess(target, snapshot);
+    let pods = settle::pods_of(target, snapshot);
+    let (assessment, wake) = settle::settle(&mut w.settling, assessment, &pods, window, elapsed);
+    w.wake = wake.map(|d| w.pending.applied_at + d);
+    assessment
+}
+
+/// The outcome of a resource left without a verdict because another one failed.
+fn unfinished(w: &Watched, manifest: &Manifest, failed: &str) -> Outcome {
+    let state = w
+        .last_state
+        .as_deref()
+        .unwrap_or("not seen in the cluster yet");
+    evidence::outcome(
+        w.pending.target.id.clone(),
+        manifest,
+        Verdict::Unfinished,
+        Some(Reason::StoppedAfterFailure),
+        format!("{state}; not waited for after {failed} failed"),
+        None,
+        w.pending.applied_at.elapsed().as_secs_f64(),
+        Vec::new(),
+    )
 }
 
 /// (apiVersion, kind, namespace, name) of a watched object.
@@ -45,6 +130,7 @@ fn key_of(v: &Value) -> Option<Key> {
 fn observe(
     snapshot: &mut Snapshot,
     members: &mut Members,
+    listed: &mut HashSet<usize>,
     seen: Seen,
     observer: &mut dyn Observer,
     at: Duration,
@@ -69,6 +155,7 @@ fn observe(
                 let _ = snapshot.upsert(v);
             }
             members.insert(scope, fresh);
+            listed.insert(scope);
         }
         Seen::Trouble { message, .. } => observer.event(at, RunEvent::WatchTrouble(message)),
     }
@@ -163,13 +250,18 @@ pub async fn judge_all(
             let left = run_deadline.saturating_duration_since(pending.applied_at);
             Watched {
                 deadline: own.min(left),
+                depends_on: depends_on(&scopes, &pending.target),
                 pending,
                 last_state: None,
+                seen: false,
+                settling: Settling::default(),
+                wake: None,
             }
         })
         .collect();
     let mut snapshot = Snapshot::new();
     let mut members = HashMap::new();
+    let mut listed = HashSet::new();
     let mut watchers_alive = true;
     let (view_tx, mut view_rx) = mpsc::channel(64);
     loop {
@@ -179,10 +271,10 @@ pub async fn judge_all(
         let now = Instant::now();
         let mut still = Vec::new();
         for mut w in watched {
-            let assessment = rules::assess(&w.pending.target, &snapshot);
+            let elapsed = now.saturating_duration_since(w.pending.applied_at);
+            let assessment = assess(&mut w, &snapshot, &scopes, &listed, config.settle, elapsed);
             let state = assessment.message().to_owned();
             let container = assessment.container().cloned();
-            let elapsed = now.saturating_duration_since(w.pending.applied_at);
             let verdict = rules::judge(assessment, elapsed, w.deadline);
             // A node's "not found" or "denied" is final only once the runner's registry lookup
             // has answered: the registry may have the image (replication lag, a mirror).
@@ -235,17 +327,43 @@ pub async fn judge_all(
         if watched.is_empty() {
             break;
         }
+        let first_failure = outcomes
+            .iter()
+            .find(|o| o.verdict == Verdict::Failed)
+            .map(|o| o.resource.clone());
+        if config.fail_fast
+            && let Some(failed) = first_failure
+        {
+            let name = failed.display(true);
+            observer.event(
+                start.elapsed(),
+                RunEvent::FailFast {
+                    failed,
+                    unfinished: watched.len(),
+                },
+            );
+            for w in watched.drain(..) {
+                let outcome = unfinished(&w, &manifests[w.pending.index], &name);
+                observer.event(
+                    start.elapsed(),
+                    RunEvent::Verdict(Box::new(outcome.clone())),
+                );
+                outcomes.push(outcome);
+            }
+            break;
+        }
         let next = watched
             .iter()
-            .map(|w| w.pending.applied_at + w.deadline)
+            .flat_map(|w| [Some(w.pending.applied_at + w.deadline), w.wake])
+            .flatten()
             .min()
             .unwrap_or(run_deadline);
         tokio::select! {
             seen = rx.recv(), if watchers_alive => match seen {
                 Some(seen) => {
-                    observe(&mut snapshot, &mut members, seen, observer, start.elapsed());
+                    observe(&mut snapshot, &mut members, &mut listed, seen, observer, start.elapsed());
                     while let Ok(more) = rx.try_recv() {
-                        observe(&mut snapshot, &mut members, more, observer, start.elapsed());
+                        observe(&mut snapshot, &mut members, &mut listed, more, observer, start.elapsed());
                     }
                 }
                 None => watchers_alive = false,

@@ -57,7 +57,7 @@ fn override_from(annotations: &BTreeMap<String, String>) -> Result<Option<Durati
     else {
         return Ok(None);
     };
-    parse_duration(value)
+    parse_annotation_duration(value)
         .filter(|d| (MIN_OVERRIDE..=MAX_OVERRIDE).contains(d))
         .map(Some)
         .ok_or_else(|| RulesError::InvalidTimeout {
@@ -67,8 +67,11 @@ fn override_from(annotations: &BTreeMap<String, String>) -> Result<Option<Durati
 }
 
 /// Accepts humantime (`45s`, `3m`, `1h30m`) and, like krane, ISO 8601 (`PT0.25H`, `P1D`).
-fn parse_duration(value: &str) -> Option<Duration> {
+pub fn parse_annotation_duration(value: &str) -> Option<Duration> {
     let value = value.trim();
+    if value == "0" {
+        return Some(Duration::ZERO);
+    }
     if let Ok(d) = humantime::parse_duration(value) {
         return Some(d);
     }

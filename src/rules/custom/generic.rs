@@ -3,13 +3,25 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::condition;
-use crate::rules::custom::rollout_conditions::declared_for;
+use crate::rules::custom::is_builtin_group;
+use crate::rules::custom::rollout_conditions::{crd_of, declared_for};
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
 use crate::verdict::Reason;
 use serde_json::Value;
 
 pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
+    // Without its CRD the rules it declares for its instances are unknown, and kstatus'
+    // "exists" would stick as a success they may not allow.
+    if !is_builtin_group(target.group())
+        && crd_of(snapshot, target.group(), target.kind()).is_none()
+    {
+        return Assessment::not_ready(format!(
+            "its CustomResourceDefinition (group {}, kind {}) is not in the cluster's view yet",
+            target.group(),
+            target.kind()
+        ));
+    }
     if let Some(wait) = generation_lag(obj) {
         return wait;
     }
@@ -94,8 +106,15 @@ mod tests {
         crd
     }
 
+    /// Judged with the CRD in view (a plain one unless `objects` bring their own).
     #[track_caller]
-    fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
+    fn case(mut objects: Vec<Value>, expected: (Option<Reason>, &str)) {
+        if !objects
+            .iter()
+            .any(|o| o["kind"] == "CustomResourceDefinition")
+        {
+            objects.push(crd(None));
+        }
         let snap = crate::rules::fixtures::snapshot(&objects);
         let target = Target::new("acme.io/v1", "Widget", Some("shop"), "blue");
         let got = assess(&objects[0], &target, &snap);
@@ -250,6 +269,30 @@ mod tests {
                 crd(Some("{\"success\": []}")),
             ],
             (None, "exists (no Ready condition reported)"),
+        );
+    }
+
+    #[test]
+    fn a_custom_resource_is_never_judged_without_its_crd() {
+        // Without its CRD in view, "exists" would be a success its rollout conditions may
+        // not allow; it waits instead.
+        let objects = vec![widget(1, json!({}))];
+        let snap = crate::rules::fixtures::snapshot(&objects);
+        let target = Target::new("acme.io/v1", "Widget", Some("shop"), "blue");
+        let got = assess(&objects[0], &target, &snap);
+        assert_eq!(got.reason(), Some(Reason::NotReady), "{got:?}");
+        assert!(
+            got.message().contains("CustomResourceDefinition"),
+            "{got:?}"
+        );
+        // Built-in groups have no CRD to wait for.
+        let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "l", "namespace": "shop", "uid": "u-1", "resourceVersion": "1"}});
+        let snap = crate::rules::fixtures::snapshot(std::slice::from_ref(&lease));
+        let target = Target::new("coordination.k8s.io/v1", "Lease", Some("shop"), "l");
+        assert_eq!(
+            assess(&lease, &target, &snap),
+            Assessment::succeeded("exists")
         );
     }
 }

@@ -147,17 +147,22 @@ impl RolloutConditions {
 
 /// The rollout conditions the CRD of `group`/`kind` declares, if the CRD is in the
 /// snapshot and carries the annotation.
+/// The CRD that defines `group`/`kind`, when the snapshot has it.
+pub fn crd_of<'a>(snapshot: &'a Snapshot, group: &str, kind: &str) -> Option<&'a Value> {
+    snapshot
+        .list_raw("apiextensions.k8s.io", "CustomResourceDefinition", None)
+        .find(|c| {
+            c.pointer("/spec/group").and_then(Value::as_str) == Some(group)
+                && c.pointer("/spec/names/kind").and_then(Value::as_str) == Some(kind)
+        })
+}
+
 pub fn declared_for(
     snapshot: &Snapshot,
     group: &str,
     kind: &str,
 ) -> Option<Result<RolloutConditions, RulesError>> {
-    let crd = snapshot
-        .list_raw("apiextensions.k8s.io", "CustomResourceDefinition", None)
-        .find(|c| {
-            c.pointer("/spec/group").and_then(Value::as_str) == Some(group)
-                && c.pointer("/spec/names/kind").and_then(Value::as_str) == Some(kind)
-        })?;
+    let crd = crd_of(snapshot, group, kind)?;
     let value = crd
         .pointer("/metadata/annotations")?
         .get(ROLLOUT_CONDITIONS_ANNOTATION)?

@@ -1,0 +1,305 @@
+//! Deploys that used to come out green while broken, or that held CI until the timeout
+//! after their result was already certain: each test here failed before the change it
+//! names, on kube-sim with a paused clock.
+
+use crate::support::{config, deployment, outcome, run_with, run_yaml};
+use deploy_action::config::Mode;
+use deploy_action::verdict::{Reason, RunResult, Verdict};
+use kube_sim::scenario::{Dur, Fault, FaultMatch, ImageBehaviour};
+use kube_sim::{Scenario, Sim};
+use std::time::Duration;
+
+const MINUTES_5: Duration = Duration::from_secs(300);
+const SETTLE: Duration = Duration::from_secs(10);
+
+fn service(name: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Service
+metadata:
+  name: {name}
+spec:
+  selector: {{app: {name}}}
+  ports: [{{port: 80}}]
+"
+    )
+}
+
+/// A Deployment whose image was never pushed, and the Service in front of it.
+fn missing_image_behind_a_service() -> (Sim, String) {
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/api:missing",
+                ImageBehaviour::not_found(),
+            )
+            .build(),
+    );
+    let yaml = format!(
+        "{}---\n{}",
+        deployment("api", "registry.local/shop/api:missing", ""),
+        service("api")
+    );
+    (sim, yaml)
+}
+
+async fn deploy_settled(sim: &Sim, yaml: &str) -> deploy_action::outcome::RunOutcome {
+    let mut c = config(Mode::Deploy, MINUTES_5);
+    c.settle = SETTLE;
+    run_with(sim, "app.yaml", yaml, c).await.unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_container_that_crashes_a_second_after_start_is_a_crash_loop_not_a_success() {
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/api:2",
+                ImageBehaviour::crashing(1, false, Duration::from_secs(1), &["panic: nil map"]),
+            )
+            .build(),
+    );
+    let run = deploy_settled(&sim, &deployment("api", "registry.local/shop/api:2", "")).await;
+    assert_eq!(run.result, RunResult::Failure, "{:#?}", run.outcomes);
+    let api = outcome(&run, "Deployment", "api");
+    assert_eq!(api.reason, Some(Reason::CrashLoop), "{api:#?}");
+    assert!(
+        api.message.contains("exited with code 1"),
+        "{}",
+        api.message
+    );
+    let logs = api.logs.as_ref().expect("the crashed container's log tail");
+    assert_eq!(logs.lines, ["panic: nil map"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_oom_a_second_after_start_is_a_crash_loop_naming_oomkilled() {
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/db:9",
+                ImageBehaviour::crashing(137, true, Duration::from_secs(1), &[]),
+            )
+            .build(),
+    );
+    let run = deploy_settled(&sim, &deployment("db", "registry.local/shop/db:9", "")).await;
+    let db = outcome(&run, "Deployment", "db");
+    assert_eq!(db.reason, Some(Reason::CrashLoop), "{db:#?}");
+    assert!(db.message.contains("OOMKilled"), "{}", db.message);
+}
+
+/// Deploys `yaml` (Deployment `web`) with a 10 s default window and checks it succeeded
+/// after `window`, saying so.
+async fn succeeds_after_its_window(yaml: &str, window: u64) {
+    let sim = Sim::start(Scenario::default());
+    let run = deploy_settled(&sim, yaml).await;
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    let web = outcome(&run, "Deployment", "web");
+    let said = format!("2 pods ran {window}s without a restart");
+    assert!(web.message.ends_with(&said), "{}", web.message);
+    assert!(
+        web.seconds >= window as f64,
+        "judged after {} s",
+        web.seconds
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_healthy_rollout_succeeds_after_its_window_and_says_how_long_it_was_stable() {
+    let plain = deployment("web", "registry.local/shop/web:1", "");
+    succeeds_after_its_window(&plain, 10).await;
+    let annotated = plain.replace(
+        "  name: web\n",
+        "  name: web\n  annotations: {deploy-action.io/settle: 40s}\n",
+    );
+    succeeds_after_its_window(&annotated, 40).await;
+    // The controller already held each pod ready for minReadySeconds.
+    let min_ready = plain.replace("  replicas: 2\n", "  replicas: 2\n  minReadySeconds: 4\n");
+    succeeds_after_its_window(&min_ready, 6).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_custom_resource_is_not_judged_before_its_crd_list_arrives() {
+    // The CRD list is slow; the CRD declares that a Widget is done only once Ready=True.
+    let slow_crds = Fault {
+        matcher: FaultMatch {
+            verb: Some("list".into()),
+            resource: Some("customresourcedefinitions".into()),
+            ..FaultMatch::default()
+        },
+        latency: Some(Dur(Duration::from_secs(3))),
+        ..Fault::default()
+    };
+    let sim = Sim::start(Scenario::builder().fault(slow_crds).build());
+    let crd = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.acme.io
+  annotations: {krane.shopify.io/instance-rollout-conditions: \"true\"}
+spec:
+  group: acme.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+";
+    let yaml = format!(
+        "{crd}---
+apiVersion: acme.io/v1
+kind: Widget
+metadata: {{name: blue}}
+spec: {{size: 3}}
+"
+    );
+    let run = run_yaml(
+        &sim,
+        "widgets.yaml",
+        &yaml,
+        Mode::Deploy,
+        Duration::from_secs(20),
+    )
+    .await
+    .unwrap();
+    let widget = outcome(&run, "Widget", "blue");
+    assert_eq!(widget.verdict, Verdict::TimedOut, "{widget:#?}");
+    assert!(
+        widget.message.contains("Ready"),
+        "judged without its CRD's rollout conditions: {}",
+        widget.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_ends_the_run_at_once_and_the_rest_is_reported_unfinished() {
+    let (sim, yaml) = missing_image_behind_a_service();
+    let run = run_yaml(&sim, "api.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Failure);
+    assert_eq!(
+        outcome(&run, "Deployment", "api").reason,
+        Some(Reason::ImageNotFound)
+    );
+    let svc = outcome(&run, "Service", "api");
+    assert_eq!(svc.verdict, Verdict::Unfinished, "{svc:#?}");
+    assert_eq!(svc.reason, Some(Reason::StoppedAfterFailure));
+    assert!(
+        svc.message
+            .ends_with("; not waited for after Deployment/default/api failed"),
+        "{}",
+        svc.message
+    );
+    assert!(run.seconds < 60.0, "the run held on for {} s", run.seconds);
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_fail_fast_waits_for_every_resource() {
+    let (sim, yaml) = missing_image_behind_a_service();
+    let mut c = config(Mode::Deploy, Duration::from_secs(60));
+    c.fail_fast = false;
+    let run = run_with(&sim, "api.yaml", &yaml, c).await.unwrap();
+    let svc = outcome(&run, "Service", "api");
+    assert_eq!(svc.verdict, Verdict::TimedOut, "{svc:#?}");
+    assert!(run.seconds >= 60.0, "ended after {} s", run.seconds);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bare_pod_deleted_during_the_deploy_is_a_failure() {
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/task:1",
+                ImageBehaviour::crashing(0, false, Duration::from_secs(120), &[]),
+            )
+            .build(),
+    );
+    let yaml = "apiVersion: v1
+kind: Pod
+metadata: {name: task}
+spec:
+  restartPolicy: Never
+  containers: [{name: task, image: registry.local/shop/task:1}]
+";
+    let client = sim.client();
+    let deleter = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+            kube::Api::namespaced(client, "default");
+        pods.delete("task", &Default::default()).await.map(|_| ())
+    });
+    let run = run_yaml(&sim, "task.yaml", yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    deleter.await.unwrap().unwrap();
+    let task = outcome(&run, "Pod", "task");
+    assert_eq!(task.reason, Some(Reason::PodFailed), "{task:#?}");
+    assert!(task.seconds < 120.0, "judged after {} s", task.seconds);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dry_run_reports_what_the_server_could_not_validate() {
+    let sim = Sim::start(Scenario::default());
+    let yaml = format!(
+        "apiVersion: v1
+kind: Namespace
+metadata: {{name: shop}}
+---
+{}---
+{}",
+        deployment("web", "registry.local/shop/web:1", "")
+            .replace("  name: web\n", "  name: web\n  namespace: shop\n"),
+        service("web").replace("  name: web\n", "  name: web\n  namespace: shop\n"),
+    );
+    let run = run_yaml(&sim, "shop.yaml", &yaml, Mode::DryRun, MINUTES_5)
+        .await
+        .unwrap();
+    assert!(run.dry_run);
+    assert_eq!(
+        outcome(&run, "Namespace", "shop").verdict,
+        Verdict::Succeeded
+    );
+    for kind in ["Deployment", "Service"] {
+        let o = outcome(&run, kind, "web");
+        assert_eq!(o.verdict, Verdict::Unfinished, "{o:#?}");
+        assert_eq!(o.reason, Some(Reason::NotValidated));
+        assert!(o.message.contains("namespace \"shop\""), "{}", o.message);
+    }
+    let summary = deploy_action::render::summary(&run, &deploy_action::render::Style::PLAIN);
+    assert!(
+        summary.starts_with(
+            "DRY RUN: 3 resources would be applied; server validation passed for 1, 2 not validated by the server"
+        ),
+        "{summary}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn crds_and_their_custom_resources_deploy_together_on_a_fresh_cluster() {
+    let sim = Sim::start(Scenario::default());
+    let yaml = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.acme.io}
+spec:
+  group: acme.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: acme.io/v1
+kind: Widget
+metadata: {name: blue}
+spec: {size: 3}
+";
+    let run = run_yaml(&sim, "widgets.yaml", yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    assert!(sim.get("acme.io/v1", "Widget", "default", "blue").is_some());
+}
