@@ -11,7 +11,7 @@ trap 'kill "$sim" 2>/dev/null || true; rm -rf "$work"' EXIT
 sim=$!
 for _ in $(seq 50); do [ -s "$work/kubeconfig" ] && break; sleep 0.1; done
 status=0
-"$bin/deploy-action" deploy -f examples/manifests --kubeconfig "$work/kubeconfig" \
+"$bin/deploy-action" deploy -f examples/manifests --no-fail-fast --kubeconfig "$work/kubeconfig" \
   --report "$work/report.json" "$@" || status=$?
 echo "deploy-action exited with $status (0 success, 1 failure, 70 timed out, 2 invalid input)"
 exit 0
