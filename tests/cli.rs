@@ -75,24 +75,7 @@ fn fast() -> Scenario {
 }
 
 fn deployment(name: &str, image: &str) -> String {
-    format!(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers:
-        - name: {name}
-          image: {image}
-"
-    )
+    crate::support::deployment_of(name, image, 1, "")
 }
 
 /// The process ended with `code`; otherwise show everything it printed.

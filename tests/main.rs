@@ -1,6 +1,8 @@
 //! Integration tests of deploy-action: the library against kube-sim in-process with a
-//! paused clock, and the binary against `kube-sim serve`.
+//! paused clock, the binary against `kube-sim serve`, and action.yml run as a runner would.
 
+mod action;
+mod action_runner;
 mod cli;
 mod deploy;
 mod images;

@@ -73,13 +73,18 @@ pub fn outcome<'a>(run: &'a RunOutcome, kind: &str, name: &str) -> &'a Outcome {
 
 /// A two-replica Deployment of `image`; `extra_container` is appended to its container.
 pub fn deployment(name: &str, image: &str, extra_container: &str) -> String {
+    deployment_of(name, image, 2, extra_container)
+}
+
+/// A Deployment of `replicas` pods of `image` (its `image:` is on line 15).
+pub fn deployment_of(name: &str, image: &str, replicas: u32, extra_container: &str) -> String {
     format!(
         "apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: {name}
 spec:
-  replicas: 2
+  replicas: {replicas}
   selector:
     matchLabels: {{app: {name}}}
   template:

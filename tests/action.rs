@@ -1,0 +1,280 @@
+//! `action.yml` run as GitHub runs it (see `action_runner`), against kube-sim served over
+//! TCP: outputs, job summary and exit code for a success, a missing image and a timeout;
+//! and where the binary comes from (given, built from source, downloaded and verified),
+//! with fake `cargo` and `curl` so no network or release build is needed.
+
+use crate::action_runner::Runner;
+use kube_sim::kubeconfig::write_kubeconfig;
+use kube_sim::scenario::ImageBehaviour;
+use kube_sim::{Scenario, Sim};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_deploy-action");
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+async fn cluster() -> (Sim, String) {
+    let mut sim = Sim::start(
+        Scenario::builder()
+            .default_image(ImageBehaviour::pulls_in(Duration::from_millis(200)))
+            .image(
+                "registry.local/shop/api:missing",
+                ImageBehaviour::not_found(),
+            )
+            .image(
+                "registry.local/shop/worker:slow",
+                ImageBehaviour::pulls_in(Duration::from_secs(600)),
+            )
+            .build(),
+    );
+    let addr = sim.serve("127.0.0.1:0").await.expect("bind");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    write_kubeconfig(&path, addr, "default").expect("kubeconfig");
+    (sim, std::fs::read_to_string(path).unwrap())
+}
+
+fn write_manifest(runner: &Runner, name: &str, image: &str) {
+    let dir = runner.workspace().join("k8s");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.yaml")),
+        crate::support::deployment_of(name, image, 1, ""),
+    )
+    .unwrap();
+}
+
+/// Runs the action in a blocking thread (it runs processes) while kube-sim serves.
+async fn run_action(
+    runner: Runner,
+    inputs: Vec<(&'static str, String)>,
+) -> (Runner, crate::action_runner::Run) {
+    tokio::task::spawn_blocking(move || {
+        let inputs: Vec<(&str, &str)> = inputs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let run = runner.run(&inputs);
+        (runner, run)
+    })
+    .await
+    .unwrap()
+}
+
+fn deploy_inputs(kubeconfig: &str, extra: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    let mut inputs = vec![
+        ("kubeconfig", kubeconfig.to_owned()),
+        ("binary", BIN.to_owned()),
+        ("settle", "1s".to_owned()),
+        ("image-preflight", "off".to_owned()),
+    ];
+    inputs.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+    if !inputs.iter().any(|(k, _)| *k == "manifests") {
+        inputs.push(("manifests", "k8s/".to_owned()));
+    }
+    inputs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successful_deploy_sets_outputs_and_the_job_summary_and_exits_0() {
+    let (_sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    std::fs::write(runner.workspace().join("k8s/notes.txt"), "not a manifest").unwrap();
+    // A glob picks the YAML files only.
+    let inputs = deploy_inputs(&kubeconfig, &[("manifests", "k8s/**/*.yaml")]);
+    let (_runner, run) = run_action(runner, inputs).await;
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert_eq!(run.outputs["result"], "success");
+    assert_eq!(run.outputs["succeeded"], "1");
+    assert_eq!(run.outputs["failed"], "0");
+    let report: serde_json::Value = serde_json::from_str(&run.outputs["report"]).unwrap();
+    assert_eq!(report["resources"][0]["verdict"], "succeeded");
+    assert!(
+        run.summary.contains("1 resource deployed"),
+        "{}",
+        run.summary
+    );
+    // The kubeconfig was given as content: masked, and removed with the work directory.
+    assert!(run.log.contains("::add-mask::"), "{}", run.log);
+    assert!(
+        run.ran
+            .contains(&"Remove the kubeconfig and binary".to_owned())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_image_fails_with_exit_1_and_an_error_at_its_image_line() {
+    let (_sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    write_manifest(&runner, "api", "registry.local/shop/api:missing");
+    let (_runner, run) = run_action(runner, deploy_inputs(&kubeconfig, &[])).await;
+    assert_eq!(run.exit, 1, "{}", run.log);
+    assert_eq!(run.outputs["result"], "failure");
+    assert_eq!(run.outputs["failed"], "1");
+    assert!(run.summary.contains("image not found"), "{}", run.summary);
+    assert!(
+        run.log.contains("::error file=k8s/api.yaml,line=15,"),
+        "{}",
+        run.log
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_pull_times_out_with_exit_70() {
+    let (_sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    write_manifest(&runner, "worker", "registry.local/shop/worker:slow");
+    let (_runner, run) = run_action(runner, deploy_inputs(&kubeconfig, &[("timeout", "4s")])).await;
+    assert_eq!(run.exit, 70, "{}", run.log);
+    assert_eq!(run.outputs["result"], "timed_out");
+    assert_eq!(run.outputs["timed-out"], "1");
+    assert!(run.summary.contains("timed out"), "{}", run.summary);
+}
+
+fn fake_tool(dir: &Path, name: &str, script: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!("#!/usr/bin/env bash\nset -euo pipefail\n{script}"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn with_fakes(runner: &mut Runner, fakes: &Path) {
+    let path = format!("{}:{}", fakes.display(), std::env::var("PATH").unwrap());
+    runner.env.insert("PATH".into(), path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreleased_commit_is_built_from_source_once_then_taken_from_the_cache() {
+    let (_sim, kubeconfig) = cluster().await;
+    let mut runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    // cargo that "builds" by copying the test binary, and counts its calls.
+    let fakes = runner.workspace().join("..").join("fakes");
+    let calls = fakes.join("cargo-calls");
+    fake_tool(
+        &fakes,
+        "cargo",
+        &format!(
+            "echo \"$*\" >>{calls}\nmkdir -p \"$CARGO_TARGET_DIR/release\"\ncp {BIN} \"$CARGO_TARGET_DIR/release/deploy-action\"\n",
+            calls = calls.display()
+        ),
+    );
+    with_fakes(&mut runner, &fakes);
+    let mut inputs = deploy_inputs(&kubeconfig, &[]);
+    inputs.retain(|(k, _)| *k != "binary");
+    let (runner, first) = run_action(runner, inputs.clone()).await;
+    assert_eq!(first.exit, 0, "{}", first.log);
+    assert!(
+        first
+            .log
+            .contains("::notice title=deploy-action::no release checksums for v0.1.0"),
+        "{}",
+        first.log
+    );
+    let args = std::fs::read_to_string(&calls).unwrap();
+    assert!(
+        args.starts_with("build --release --locked --manifest-path ")
+            && args.trim_end().ends_with("Cargo.toml --bin deploy-action"),
+        "{args}"
+    );
+    let (_runner, second) = run_action(runner, inputs).await;
+    assert_eq!(second.exit, 0, "{}", second.log);
+    assert!(
+        second
+            .log
+            .contains("using the cached deploy-action (source build"),
+        "{}",
+        second.log
+    );
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        args,
+        "built twice"
+    );
+}
+
+/// An action revision with release checksums (and no source), in its own folder.
+fn released_action(dir: &Path, sha256: &str) -> PathBuf {
+    let action = dir.join("action");
+    std::fs::create_dir_all(action.join(".github/checksums")).unwrap();
+    std::fs::copy(repo_root().join("action.yml"), action.join("action.yml")).unwrap();
+    std::fs::write(
+        action.join(".github/checksums/v0.1.0.txt"),
+        format!("{sha256}  deploy-action-x86_64-unknown-linux-musl\n"),
+    )
+    .unwrap();
+    action
+}
+
+fn sha256_of(path: &str) -> String {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).unwrap();
+    sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_is_downloaded_verified_and_cached_and_a_bad_checksum_stops_the_run() {
+    let (_sim, kubeconfig) = cluster().await;
+    let dir = tempfile::tempdir().unwrap();
+    let fakes = dir.path().join("fakes");
+    let calls = fakes.join("curl-calls");
+    // curl that "downloads" the test binary to --output, and logs the URL.
+    fake_tool(
+        &fakes,
+        "curl",
+        &format!(
+            "out=\"\"; url=\"\"\nwhile [ $# -gt 0 ]; do case \"$1\" in --output) out=\"$2\"; shift;; https://*) url=\"$1\";; esac; shift; done\necho \"$url\" >>{calls}\ncp {BIN} \"$out\"\n",
+            calls = calls.display()
+        ),
+    );
+    let good = released_action(dir.path(), &sha256_of(BIN));
+    let mut runner = Runner::new(&good);
+    with_fakes(&mut runner, &fakes);
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    let mut inputs = deploy_inputs(&kubeconfig, &[]);
+    inputs.retain(|(k, _)| *k != "binary");
+    let (runner, first) = run_action(runner, inputs.clone()).await;
+    assert_eq!(first.exit, 0, "{}", first.log);
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        "https://github.com/acme/deploy-action/releases/download/v0.1.0/deploy-action-x86_64-unknown-linux-musl\n"
+    );
+    let (_runner, second) = run_action(runner, inputs.clone()).await;
+    assert_eq!(second.exit, 0, "{}", second.log);
+    assert!(
+        second
+            .log
+            .contains("using the cached deploy-action (release"),
+        "{}",
+        second.log
+    );
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 1);
+
+    let bad_dir = tempfile::tempdir().unwrap();
+    let bad = released_action(bad_dir.path(), &"0".repeat(64));
+    let mut runner = Runner::new(&bad);
+    with_fakes(&mut runner, &fakes);
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    let (_runner, run) = run_action(runner, inputs).await;
+    assert_eq!(run.exit, 2, "{}", run.log);
+    assert!(
+        run.log
+            .contains("::error title=deploy-action::checksum mismatch"),
+        "{}",
+        run.log
+    );
+    assert!(
+        !run.ran.contains(&"Run deploy-action".to_owned()),
+        "{:?}",
+        run.ran
+    );
+}
