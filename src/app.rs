@@ -93,8 +93,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         config.context.as_deref(),
         config.namespace.as_deref(),
     )
-    .await
-    .context("failed to connect to the cluster")?;
+    .await?;
     let name = config.github.check_name.clone().unwrap_or_else(|| {
         let context = conn.context.as_deref().unwrap_or("cluster");
         format!("deploy ({context}/{})", conn.default_namespace)
@@ -116,7 +115,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
                 | RunError::Load(_)
                 | RunError::Config(_)
                 | RunError::Unconfirmed(_) => Ok(invalid(&e)),
-                e => Err(e).context("failed to start the deploy"),
+                e => Err(e.into()),
             }
         }
         Err(signal) => {

@@ -514,3 +514,102 @@ async fn check_needs_no_cluster_and_fails_a_never_pushed_image() {
     assert_eq!(r["resources"][0]["reason"], "image_not_found");
     assert_eq!(r["resources"][0]["annotation"]["line"], 15);
 }
+
+/// stderr of `deploy-action ARGS` with `env`, paths and ports made stable for a snapshot.
+fn first_contact(args: &[&str], env: &[(&str, &str)], dir: &Path) -> String {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(args)
+        .env_remove("KUBECONFIG")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("NO_COLOR", "1")
+        .current_dir(dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("deploy-action runs");
+    assert_exit(&out, 2);
+    let port = regex_free_port(&text(&out.stderr));
+    port.replace(&dir.display().to_string(), "DIR")
+}
+
+/// `127.0.0.1:43567` -> `127.0.0.1:PORT`.
+fn regex_free_port(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("127.0.0.1:") {
+        out.push_str(&rest[..at + "127.0.0.1:".len()]);
+        rest = rest[at + "127.0.0.1:".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push_str("PORT");
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn first_errors_name_the_file_the_context_or_the_server_in_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        d.join("kubeconfig"),
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- {{name: a, cluster: {{server: 'http://127.0.0.1:{port}'}}}}
+contexts:
+- {{name: staging, context: {{cluster: a, user: u}}}}
+- {{name: preview, context: {{cluster: a, user: u}}}}
+current-context: staging
+users:
+- {{name: u, user: {{token: garbage-token-that-must-not-print}}}}
+"
+        ),
+    )
+    .unwrap();
+    let home = d.join("home");
+    let home = home.to_str().unwrap();
+    let cases = [
+        first_contact(
+            &[
+                "deploy",
+                "-f",
+                "cm.yaml",
+                "--kubeconfig",
+                "kubeconfig",
+                "--context",
+                "prod",
+            ],
+            &[],
+            d,
+        ),
+        first_contact(&["deploy", "-f", "cm.yaml"], &[("HOME", home)], d),
+        first_contact(
+            &["deploy", "-f", "cm.yaml"],
+            &[("KUBECONFIG", "kubeconfig")],
+            d,
+        ),
+        first_contact(
+            &["deploy", "-f", "cm.yaml", "--kubeconfig", "missing.yaml"],
+            &[],
+            d,
+        ),
+    ];
+    let all = cases.join("---\n");
+    assert!(!all.contains("garbage-token"), "{all}");
+    assert!(!all.contains("Some("), "{all}");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("cli_first_errors", all));
+}

@@ -56,6 +56,7 @@ pub async fn run_with(
         client: sim.client(),
         default_namespace: "default".into(),
         context: None,
+        server: "http://kube-sim".into(),
     };
     let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();

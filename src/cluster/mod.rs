@@ -8,3 +8,18 @@ pub mod watch;
 
 pub use connect::{Connection, connect};
 pub use kinds::Kinds;
+
+/// A failed request to the API server, in one sentence: what the server answered, or why
+/// it could not be reached (`cannot reach the API server at https://...: connection refused`).
+pub fn describe_failure(server: &str, error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!(
+            "the API server at {server} answered {} {}: {}",
+            status.code, status.reason, status.message
+        ),
+        other => format!(
+            "cannot reach the API server at {server}: {}",
+            connect::root_cause(other)
+        ),
+    }
+}

@@ -26,8 +26,10 @@ pub enum RunError {
     Invalid(Vec<Problem>),
     #[error(transparent)]
     Connect(#[from] crate::cluster::connect::ConnectError),
-    #[error("failed to discover the cluster's API resources")]
-    Discovery(#[source] kube::Error),
+    /// Discovery, the first request a run makes, failed: `cannot reach the API server at
+    /// https://...: connection refused`, or what the server answered.
+    #[error("{0}")]
+    Discovery(String),
     #[error("--image-preflight require: could not confirm {}", .0.join("; "))]
     Unconfirmed(Vec<String>),
     #[error("failed to set up registry lookups")]
@@ -204,7 +206,7 @@ pub async fn run(
     let start = Instant::now();
     let kinds = Kinds::discover(&conn.client)
         .await
-        .map_err(RunError::Discovery)?;
+        .map_err(|e| RunError::Discovery(crate::cluster::describe_failure(&conn.server, &e)))?;
     let lookup = |av: &str, kind: &str| kinds.scope(av, kind);
     let problems = manifest::validate_against(&manifests, &conn.default_namespace, lookup);
     if !problems.is_empty() {
@@ -267,7 +269,7 @@ pub async fn run(
     };
     let kinds = Kinds::discover(&conn.client)
         .await
-        .map_err(RunError::Discovery)?;
+        .map_err(|e| RunError::Discovery(crate::cluster::describe_failure(&conn.server, &e)))?;
     Ok(judging::judge_all(
         conn,
         &kinds,
