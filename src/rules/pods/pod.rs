@@ -1,5 +1,6 @@
-//! A Pod applied by name (krane's rule): a controller-owned pod is done when Running and
-//! Ready; a bare pod is a task, done only when it Succeeded, and failed when it Failed.
+//! A Pod applied by name (krane's rule): a controller-owned pod, or a bare pod that restarts
+//! Always (it never completes), is done when Running and Ready; a bare `OnFailure`/`Never`
+//! pod is a task, done only when it Succeeded, and failed when it Failed.
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_state::{PodState, pod_state};
@@ -20,6 +21,12 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         .iter()
         .flatten()
         .any(|r| r.controller == Some(true));
+    // The API server defaults restartPolicy to Always; such a pod never reaches Succeeded.
+    let restarts_always = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.restart_policy.as_deref())
+        .is_none_or(|p| p == "Always");
     let events = pod
         .metadata
         .uid
@@ -34,6 +41,9 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
             Assessment::failed(d.reason, d.detail).with_container(Some(d.container))
         }
         PodState::Ready if managed => Assessment::succeeded("running and ready"),
+        PodState::Ready if restarts_always => Assessment::succeeded(
+            "running and ready (restartPolicy Always: a pod that never completes)",
+        ),
         PodState::Ready => {
             Assessment::not_ready("running and ready; an unmanaged pod is done when it completes")
         }
@@ -54,8 +64,21 @@ mod tests {
 
     #[track_caller]
     fn case(owned: bool, status: Value, expected: (Option<Reason>, &str)) {
+        // A bare pod in these cases is a task (`Never`); the default is covered below.
+        let restart = if owned { "Always" } else { "Never" };
+        policy_case(owned, restart, status, expected);
+    }
+
+    #[track_caller]
+    fn policy_case(owned: bool, restart: &str, status: Value, expected: (Option<Reason>, &str)) {
         let owner = owned.then_some(("apps/v1", "ReplicaSet", "web-7d4b9c", "rs-uid"));
-        let obj = fixtures::pod("web-7d4b9c-x2x9q", owner, json!({"app": "web"}), status);
+        let mut obj = fixtures::pod("web-7d4b9c-x2x9q", owner, json!({"app": "web"}), status);
+        match restart {
+            "" => {
+                obj["spec"].as_object_mut().unwrap().remove("restartPolicy");
+            }
+            policy => obj["spec"]["restartPolicy"] = json!(policy),
+        }
         let mut snap = Snapshot::new();
         snap.upsert(obj.clone()).unwrap();
         let got = assess(&obj, &snap);
@@ -83,6 +106,32 @@ mod tests {
                 "state": {"terminated": {"exitCode": 0, "reason": "Completed",
                     "startedAt": "2025-03-04T10:15:05Z", "finishedAt": "2025-03-04T10:16:00Z"}}}]});
         case(false, done, (None, "completed"));
+    }
+
+    #[test]
+    fn a_bare_pod_that_restarts_always_is_done_when_ready() {
+        let always = (
+            None,
+            "running and ready (restartPolicy Always: a pod that never completes)",
+        );
+        policy_case(false, "Always", fixtures::ready_status(), always);
+        // restartPolicy left out: the API server's default is Always
+        policy_case(false, "", fixtures::ready_status(), always);
+        let task = (
+            Some(Reason::NotReady),
+            "running and ready; an unmanaged pod is done when it completes",
+        );
+        policy_case(false, "OnFailure", fixtures::ready_status(), task);
+        policy_case(false, "Never", fixtures::ready_status(), task);
+        policy_case(
+            false,
+            "Always",
+            fixtures::running_not_ready_status(),
+            (
+                Some(Reason::ReadinessFailing),
+                "container web is running but not ready",
+            ),
+        );
     }
 
     #[test]
