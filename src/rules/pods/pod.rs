@@ -1,6 +1,7 @@
 //! A Pod applied by name (krane's rule): a controller-owned pod, or a bare pod that restarts
 //! Always (it never completes), is done when Running and Ready; a bare `OnFailure`/`Never`
-//! pod is a task, done only when it Succeeded, and failed when it Failed.
+//! pod is a task, done only when it Succeeded, and failed when it Failed. A pod being
+//! deleted has failed: it will only go away, whatever waiting is done.
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_state::{PodState, pod_state};
@@ -15,6 +16,12 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         Ok(p) => p,
         Err(e) => return unreadable("Pod", &e),
     };
+    if let Some(since) = &pod.metadata.deletion_timestamp {
+        return Assessment::failed(
+            Reason::PodFailed,
+            format!("pod is being deleted since {}", since.0),
+        );
+    }
     let managed = pod
         .metadata
         .owner_references
@@ -167,6 +174,28 @@ mod tests {
                 Some(Reason::CrashLoop),
                 "container web exited with code 3 (OOMKilled), restarted 4 times",
             ),
+        );
+    }
+
+    #[test]
+    fn a_pod_being_deleted_has_failed() {
+        let mut obj = fixtures::pod(
+            "task",
+            None,
+            json!({"app": "task"}),
+            fixtures::ready_status(),
+        );
+        obj["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:20:00Z");
+        obj["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+        obj["metadata"]["finalizers"] = json!(["example.com/drain"]);
+        let snap = fixtures::snapshot(std::slice::from_ref(&obj));
+        let got = assess(&obj, &snap);
+        assert_eq!(
+            got,
+            Assessment::failed(
+                Reason::PodFailed,
+                "pod is being deleted since 2025-03-04T10:20:00Z"
+            )
         );
     }
 
