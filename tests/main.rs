@@ -2,6 +2,7 @@
 //! paused clock, and the binary against `kube-sim serve`.
 
 mod cli;
+mod daemonset;
 mod deploy;
 mod images;
 mod pods;

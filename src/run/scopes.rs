@@ -1,5 +1,6 @@
 //! Which watches a set of targets needs: one per kind and namespace of the targets, plus
-//! the children and evidence their rules read (Pods, ReplicaSets, Jobs, Events, ...).
+//! the children and evidence their rules read (Pods, ReplicaSets, Jobs, Events, Nodes for
+//! DaemonSets, ...).
 
 use crate::cluster::kinds::Kinds;
 use crate::cluster::watch::WatchScope;
@@ -26,7 +27,12 @@ pub fn needed(targets: &[Target]) -> BTreeSet<(String, String, Option<String>)> 
                 add("apps/v1", "ReplicaSet", ns.clone());
                 add("v1", "Pod", ns.clone());
             }
-            ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
+            ("apps", "DaemonSet") => {
+                add("v1", "Pod", ns.clone());
+                // Pods on NotReady or cordoned nodes do not hold a DaemonSet rollout.
+                add("v1", "Node", None);
+            }
+            ("apps", "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
                 add("v1", "Pod", ns.clone())
             }
             ("batch", "CronJob") => add("batch/v1", "Job", ns.clone()),
@@ -101,6 +107,30 @@ mod tests {
                 "v1 Event shop",
                 "v1 Pod shop",
                 "v1 Service shop",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_daemonset_needs_its_pods_and_the_nodes_cluster_wide() {
+        let targets = vec![
+            Target::new("apps/v1", "DaemonSet", Some("monitoring"), "node-exporter"),
+            Target::new("apps/v1", "DaemonSet", Some("logging"), "fluent-bit"),
+        ];
+        let got: Vec<String> = needed(&targets)
+            .into_iter()
+            .map(|(av, k, ns)| format!("{av} {k} {}", ns.unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "apps/v1 DaemonSet logging",
+                "apps/v1 DaemonSet monitoring",
+                "v1 Event logging",
+                "v1 Event monitoring",
+                "v1 Node ",
+                "v1 Pod logging",
+                "v1 Pod monitoring",
             ]
         );
     }
