@@ -6,4 +6,5 @@ mod daemonset;
 mod deploy;
 mod images;
 mod pods;
+mod services;
 mod support;

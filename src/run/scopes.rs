@@ -1,6 +1,6 @@
 //! Which watches a set of targets needs: one per kind and namespace of the targets, plus
 //! the children and evidence their rules read (Pods, ReplicaSets, Jobs, Events, Nodes for
-//! DaemonSets, ...).
+//! DaemonSets, EndpointSlices and selectable workloads for Services, ...).
 
 use crate::cluster::kinds::Kinds;
 use crate::cluster::watch::WatchScope;
@@ -36,7 +36,14 @@ pub fn needed(targets: &[Target]) -> BTreeSet<(String, String, Option<String>)> 
                 add("v1", "Pod", ns.clone())
             }
             ("batch", "CronJob") => add("batch/v1", "Job", ns.clone()),
-            ("", "Service") => add("v1", "Pod", ns.clone()),
+            ("", "Service") => {
+                // Judged from the cluster: its EndpointSlices, and the workloads it selects
+                // when they are scaled to zero on purpose.
+                add("discovery.k8s.io/v1", "EndpointSlice", ns.clone());
+                add("apps/v1", "Deployment", ns.clone());
+                add("apps/v1", "StatefulSet", ns.clone());
+                add("apps/v1", "ReplicaSet", ns.clone());
+            }
             ("", "PersistentVolumeClaim") => add("storage.k8s.io/v1", "StorageClass", None),
             ("", "Pod") => {}
             (g, _) if !g.is_empty() && !is_builtin(g) => {
@@ -103,10 +110,32 @@ mod tests {
                 "apiextensions.k8s.io/v1 CustomResourceDefinition ",
                 "apps/v1 Deployment shop",
                 "apps/v1 ReplicaSet shop",
+                "apps/v1 StatefulSet shop",
+                "discovery.k8s.io/v1 EndpointSlice shop",
                 "example.com/v1 Widget shop",
                 "v1 Event shop",
                 "v1 Pod shop",
                 "v1 Service shop",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_service_needs_its_endpoint_slices_and_the_workloads_it_may_select() {
+        let targets = vec![Target::new("v1", "Service", Some("edge"), "web")];
+        let got: Vec<String> = needed(&targets)
+            .into_iter()
+            .map(|(av, k, ns)| format!("{av} {k} {}", ns.unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "apps/v1 Deployment edge",
+                "apps/v1 ReplicaSet edge",
+                "apps/v1 StatefulSet edge",
+                "discovery.k8s.io/v1 EndpointSlice edge",
+                "v1 Event edge",
+                "v1 Service edge",
             ]
         );
     }
