@@ -103,7 +103,7 @@ fn selected(
 }
 
 /// The workloads the selector picks, when every one seen is scaled to zero on purpose
-/// (`Deployment/web scaled to 0 replicas`). Controller-owned ones (a Deployment's old
+/// (`Deployment/web, scaled to 0 replicas`). Controller-owned ones (a Deployment's old
 /// ReplicaSets, scaled to zero by every rollout) speak through their owner.
 fn scaled_to_zero(
     selector: &BTreeMap<String, String>,

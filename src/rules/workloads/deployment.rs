@@ -76,7 +76,8 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         .unwrap_or(0);
     let rs_name = newest.and_then(|rs| rs.metadata.name.clone());
 
-    let (done, progress) = match (mode, mode.min_available(spec.strategy.as_ref(), desired)) {
+    let min_available = mode.min_available(spec.strategy.as_ref(), desired);
+    let (done, progress) = match (mode, min_available) {
         (RequiredRollout::None, _) => match &rs_name {
             Some(name) => {
                 return Assessment::succeeded(format!(
@@ -111,8 +112,10 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
     if done {
         // The controller computes these conditions from the same counts, so a False one
         // next to complete counts is a status not yet caught up (or a create error); it
-        // is not success until the controller says so.
-        return match contradicting_condition(&dep) {
+        // is not success until the controller says so. A partial required-rollout asks for
+        // less than the controller's Available, so it is judged by its own counts.
+        let full = min_available.is_none();
+        return match contradicting_condition(&dep).filter(|_| full) {
             Some(c) => Assessment::not_ready(format!(
                 "{progress}, but the Deployment's {} condition is False ({}: {})",
                 c.type_,
@@ -526,6 +529,19 @@ mod tests {
             (
                 Some(Reason::NotReady),
                 "3/3 replicas updated, 3 available, but the Deployment's Progressing condition is False (ReplicaSetCreateError: Failed to create new replica set \"web-7d4b9c\": replicasets.apps \"web-7d4b9c\" is forbidden: exceeded quota: compute)",
+            ),
+        );
+        // a partial required-rollout asks for less than the controller's Available
+        let mut partial = status(5, 4, 3, 2, updating());
+        partial["conditions"][0] = json!({"type": "Available", "status": "False",
+            "lastUpdateTime": "2025-03-04T10:25:01Z", "lastTransitionTime": "2025-03-04T10:25:01Z",
+            "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability."});
+        case(
+            &target().with_annotation(KRANE_REQUIRED_ROLLOUT_ANNOTATION, "50%"),
+            vec![deployment(5, partial), new_rs(2), old_rs(1)],
+            (
+                None,
+                "2/3 new replicas available, 2 required (required-rollout 50%)",
             ),
         );
         // Progressing Unknown (paused) is not False
