@@ -53,7 +53,10 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     let counted = counting.counted.len();
     let counted_i32 = i32::try_from(counted).unwrap_or(i32::MAX);
     if updated >= desired && counting.counted_ready() && available >= counted_i32 {
-        return Assessment::succeeded(format!("{progress}; {counted} counted pods ready; {note}"));
+        let s = if counted == 1 { "" } else { "s" };
+        return Assessment::succeeded(format!(
+            "{progress}; {counted} counted pod{s} ready; {note}"
+        ));
     }
     progress = format!("{progress}; {note}");
     let counted_pods = PodSet::new(&counting.counted, snapshot);
@@ -221,7 +224,7 @@ mod tests {
             ],
             (
                 None,
-                "3/3 nodes updated, 1 available; 1 counted pods ready; 2 pods not counted: 1 on cordoned node node-2, 1 evicted",
+                "3/3 nodes updated, 1 available; 1 counted pod ready; 2 pods not counted: 1 on cordoned node node-2, 1 evicted",
             ),
         );
         // a counted pod that is not ready still holds it, and the message says what was left out
