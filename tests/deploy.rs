@@ -317,3 +317,49 @@ async fn dropped_watches_are_resumed_without_losing_the_verdict() {
         "the pod watch was never re-established"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn complete_counts_with_available_false_are_not_success() {
+    let unavailable = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "legacy", "namespace": "default", "generation": 4},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "legacy"}},
+                 "template": {"metadata": {"labels": {"app": "legacy"}},
+                              "spec": {"containers": [{"name": "app", "image": "legacy:1"}]}}},
+        "status": {"observedGeneration": 4, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
+                   "availableReplicas": 1,
+                   "conditions": [
+                     {"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable",
+                      "message": "Deployment does not have minimum availability."},
+                     {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]}
+    });
+    let sim = Sim::start(
+        Scenario::builder()
+            .at(Duration::ZERO, vec![unavailable])
+            .build(),
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let yaml = deployment("legacy", "legacy:1", "").replace("replicas: 2", "replicas: 1");
+    let run = run_yaml(
+        &sim,
+        "legacy.yaml",
+        &yaml,
+        Mode::Watch,
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
+    let legacy = outcome(&run, "Deployment", "legacy");
+    assert_eq!(
+        (legacy.verdict, legacy.reason),
+        (Verdict::TimedOut, Some(Reason::NotReady)),
+        "{legacy:#?}"
+    );
+    assert!(
+        legacy
+            .message
+            .contains("Available condition is False (MinimumReplicasUnavailable"),
+        "{}",
+        legacy.message
+    );
+}

@@ -5,7 +5,7 @@ use crate::support::{config, outcome, run_with, run_yaml};
 use deploy_action::config::Mode;
 use deploy_action::run::images::Preflight;
 use deploy_action::verdict::{Reason, RunResult, Verdict};
-use kube_sim::scenario::ImageBehaviour;
+use kube_sim::scenario::{ImageBehaviour, PullBehaviour};
 use kube_sim::{Scenario, Sim};
 use std::time::Duration;
 use wiremock::matchers::{method, path_regex};
@@ -249,4 +249,38 @@ async fn preflight_stops_a_missing_image_before_anything_is_applied() {
         "the preflight let something through"
     );
     assert!(sim.get("apps/v1", "Deployment", "default", "web").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn dockers_repository_not_found_is_no_failure_without_the_registrys_word() {
+    let image = "registry.local/shop/web:private";
+    let text = "Error response from daemon: repository registry.local/shop/web not found: does not exist or no pull access";
+    let behaviour = ImageBehaviour {
+        pull: PullBehaviour::Errors {
+            errors: vec![text.to_owned(); 50],
+            then: Box::new(PullBehaviour::NotFound),
+        },
+        ..ImageBehaviour::default()
+    };
+    let sim = Sim::start(scenario("1.33", image, behaviour));
+    let run = run_yaml(
+        &sim,
+        "web.yaml",
+        &deployment(image),
+        Mode::Deploy,
+        Duration::from_secs(120),
+    )
+    .await
+    .unwrap();
+    let web = outcome(&run, "Deployment", "web");
+    assert_eq!(
+        (web.verdict, web.reason),
+        (Verdict::TimedOut, Some(Reason::ImagePullBackoff)),
+        "{web:#?}"
+    );
+    assert!(
+        web.message.contains("not found, or private"),
+        "{}",
+        web.message
+    );
 }

@@ -4,7 +4,10 @@
 mod action;
 mod action_runner;
 mod cli;
+mod daemonset;
 mod deploy;
 mod images;
+mod pods;
+mod services;
 mod support;
 mod trust;

@@ -11,11 +11,21 @@ use crate::rules::target::Target;
 use crate::rules::workloads::{
     cronjob, daemonset, deployment, hpa, job, pdb, replicaset, statefulset,
 };
+use crate::verdict::Reason;
 
 /// Where `target` stands given everything seen so far.
 pub fn assess(target: &Target, snapshot: &Snapshot) -> Assessment {
     let Some(obj) = snapshot.get_raw(&target.key()) else {
-        return Assessment::not_ready("not seen in the cluster yet");
+        return match (target.group(), target.kind()) {
+            // Nothing recreates a pod applied by name once it is gone.
+            ("", "Pod") if snapshot.was_deleted(&target.key()) => {
+                Assessment::failed(Reason::PodFailed, "pod was deleted")
+            }
+            _ if snapshot.was_deleted(&target.key()) => {
+                Assessment::not_ready("deleted from the cluster since it was seen")
+            }
+            _ => Assessment::not_ready("not seen in the cluster yet"),
+        };
     };
     match (target.group(), target.kind()) {
         ("", "Pod") => pod::assess(obj, snapshot),
@@ -42,7 +52,7 @@ mod tests {
     use super::*;
     use crate::rules::fixtures;
     use crate::rules::judge;
-    use crate::verdict::{Reason, Verdict};
+    use crate::verdict::Verdict;
     use serde_json::{Value, json};
     use std::time::Duration;
 
@@ -136,6 +146,33 @@ mod tests {
             pdb_target,
             &[caught_up],
             (None, "observed: 3/2 pods healthy, 1 disruptions allowed"),
+        );
+    }
+
+    #[test]
+    fn a_pod_deleted_after_it_was_seen_has_failed() {
+        let pod = fixtures::pod(
+            "task",
+            None,
+            json!({"app": "task"}),
+            fixtures::ready_status(),
+        );
+        let mut snap = snapshot(&[pod]);
+        snap.remove("v1", "Pod", Some("shop"), "task");
+        let target = Target::new("v1", "Pod", Some("shop"), "task");
+        assert_eq!(
+            assess(&target, &snap),
+            Assessment::failed(Reason::PodFailed, "pod was deleted")
+        );
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "web-config", "namespace": "shop", "uid": "cm-1", "resourceVersion": "1"},
+            "data": {"LOG_LEVEL": "info"}});
+        snap.upsert(cm).unwrap();
+        snap.remove("v1", "ConfigMap", Some("shop"), "web-config");
+        let target = Target::new("v1", "ConfigMap", Some("shop"), "web-config");
+        assert_eq!(
+            assess(&target, &snap),
+            Assessment::not_ready("deleted from the cluster since it was seen")
         );
     }
 

@@ -304,3 +304,62 @@ pub fn replica_set(
     status.retain(|k, v| k == "replicas" || v != &json!(0));
     rs
 }
+
+/// A Node as the API server returns it; a NotReady one has stopped posting status (the
+/// node lifecycle controller's Unknown and unreachable taints), a cordoned one is
+/// unschedulable with the matching taint.
+pub fn node(name: &str, ready: bool, cordoned: bool) -> Value {
+    let pressure = |type_: &str, reason: &str, message: &str| {
+        let status = if ready { "False" } else { "Unknown" };
+        json!({"type": type_, "status": status, "lastHeartbeatTime": "2025-03-04T10:14:50Z",
+            "lastTransitionTime": "2025-03-01T08:00:00Z", "reason": reason, "message": message})
+    };
+    let ready_condition = if ready {
+        json!({"type": "Ready", "status": "True", "lastHeartbeatTime": "2025-03-04T10:14:50Z",
+            "lastTransitionTime": "2025-03-01T08:00:00Z", "reason": "KubeletReady",
+            "message": "kubelet is posting ready status"})
+    } else {
+        json!({"type": "Ready", "status": "Unknown", "lastHeartbeatTime": "2025-03-04T10:14:50Z",
+            "lastTransitionTime": "2025-03-04T10:15:30Z", "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status."})
+    };
+    let mut taints = Vec::new();
+    if !ready {
+        taints.push(json!({"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule", "timeAdded": "2025-03-04T10:15:30Z"}));
+        taints.push(json!({"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": "2025-03-04T10:15:35Z"}));
+    }
+    if cordoned {
+        taints.push(json!({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": "2025-03-04T10:10:00Z"}));
+    }
+    let mut spec = json!({"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"], "providerID": format!("kind://docker/shop/{name}")});
+    if cordoned {
+        spec["unschedulable"] = json!(true);
+    }
+    if !taints.is_empty() {
+        spec["taints"] = json!(taints);
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "uid": uid(name), "resourceVersion": "47000",
+            "creationTimestamp": "2025-03-01T08:00:00Z",
+            "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+        "spec": spec,
+        "status": {
+            "capacity": {"cpu": "4", "memory": "16331244Ki", "pods": "110", "ephemeral-storage": "102626232Ki"},
+            "allocatable": {"cpu": "4", "memory": "16331244Ki", "pods": "110", "ephemeral-storage": "102626232Ki"},
+            "conditions": [
+                pressure("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                pressure("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                pressure("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                ready_condition
+            ],
+            "addresses": [{"type": "InternalIP", "address": "10.0.0.11"}, {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"kubeletVersion": "v1.33.1", "containerRuntimeVersion": "containerd://2.1.1",
+                "kernelVersion": "6.8.0-1017-aws", "osImage": "Ubuntu 24.04.2 LTS", "operatingSystem": "linux",
+                "architecture": "amd64", "machineID": "ec2a8b", "systemUUID": "ec2a8b", "bootID": "b007",
+                "kubeProxyVersion": ""}
+        }
+    })
+}

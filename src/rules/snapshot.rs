@@ -70,6 +70,8 @@ pub struct Snapshot {
     events: BTreeMap<String, BTreeSet<ObjectKey>>,
     /// The runner's registry lookups, by image reference; fed in like watch events.
     registry: RegistryViews,
+    /// Objects seen and then deleted (and not seen again since).
+    deleted: BTreeSet<ObjectKey>,
 }
 
 impl Snapshot {
@@ -82,6 +84,7 @@ impl Snapshot {
     pub fn upsert(&mut self, obj: Value) -> Result<(), RulesError> {
         let key = ObjectKey::of(&obj).ok_or(RulesError::ObjectWithoutIdentity)?;
         self.unindex(&key);
+        self.deleted.remove(&key);
         for uid in owner_uids(&key, &obj) {
             self.children.entry(uid).or_default().insert(key.clone());
         }
@@ -96,7 +99,14 @@ impl Snapshot {
     pub fn remove(&mut self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) {
         let key = ObjectKey::new(api_version, kind, namespace, name);
         self.unindex(&key);
-        self.objects.remove(&key);
+        if self.objects.remove(&key).is_some() {
+            self.deleted.insert(key);
+        }
+    }
+
+    /// Whether the object was seen and then deleted, and has not come back since.
+    pub fn was_deleted(&self, key: &ObjectKey) -> bool {
+        self.deleted.contains(key)
     }
 
     fn unindex(&mut self, key: &ObjectKey) {
@@ -262,8 +272,11 @@ mod tests {
         assert_eq!(names(&snap, "rs-uid-2"), ["web-7d4b9c-x2x9q"]);
         assert!(snap.children::<ReplicaSet>("rs-uid-2").is_empty());
 
+        let gone = ObjectKey::new("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
+        assert!(!snap.was_deleted(&gone));
         snap.remove("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
         assert!(names(&snap, "rs-uid-2").is_empty());
+        assert!(snap.was_deleted(&gone));
         assert_eq!(names(&snap, "rs-uid-1"), ["web-5f6a7b-aaaaa"]);
     }
 

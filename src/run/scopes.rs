@@ -1,5 +1,6 @@
 //! Which watches a set of targets needs: one per kind and namespace of the targets, plus
-//! the children and evidence their rules read (Pods, ReplicaSets, Jobs, Events, ...).
+//! the children and evidence their rules read (Pods, ReplicaSets, Jobs, Events, Nodes for
+//! DaemonSets, EndpointSlices and selectable workloads for Services, ...).
 
 use crate::cluster::kinds::Kinds;
 use crate::cluster::watch::WatchScope;
@@ -26,11 +27,23 @@ pub fn needed(targets: &[Target]) -> BTreeSet<(String, String, Option<String>)> 
                 add("apps/v1", "ReplicaSet", ns.clone());
                 add("v1", "Pod", ns.clone());
             }
-            ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
+            ("apps", "DaemonSet") => {
+                add("v1", "Pod", ns.clone());
+                // Pods on NotReady or cordoned nodes do not hold a DaemonSet rollout.
+                add("v1", "Node", None);
+            }
+            ("apps", "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
                 add("v1", "Pod", ns.clone())
             }
             ("batch", "CronJob") => add("batch/v1", "Job", ns.clone()),
-            ("", "Service") => add("v1", "Pod", ns.clone()),
+            ("", "Service") => {
+                // Judged from the cluster: its EndpointSlices, and the workloads it selects
+                // when they are scaled to zero on purpose.
+                add("discovery.k8s.io/v1", "EndpointSlice", ns.clone());
+                add("apps/v1", "Deployment", ns.clone());
+                add("apps/v1", "StatefulSet", ns.clone());
+                add("apps/v1", "ReplicaSet", ns.clone());
+            }
             ("", "PersistentVolumeClaim") => add("storage.k8s.io/v1", "StorageClass", None),
             ("", "Pod") => {}
             (g, _) if !g.is_empty() && !is_builtin(g) => {
@@ -97,10 +110,56 @@ mod tests {
                 "apiextensions.k8s.io/v1 CustomResourceDefinition ",
                 "apps/v1 Deployment shop",
                 "apps/v1 ReplicaSet shop",
+                "apps/v1 StatefulSet shop",
+                "discovery.k8s.io/v1 EndpointSlice shop",
                 "example.com/v1 Widget shop",
                 "v1 Event shop",
                 "v1 Pod shop",
                 "v1 Service shop",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_service_needs_its_endpoint_slices_and_the_workloads_it_may_select() {
+        let targets = vec![Target::new("v1", "Service", Some("edge"), "web")];
+        let got: Vec<String> = needed(&targets)
+            .into_iter()
+            .map(|(av, k, ns)| format!("{av} {k} {}", ns.unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "apps/v1 Deployment edge",
+                "apps/v1 ReplicaSet edge",
+                "apps/v1 StatefulSet edge",
+                "discovery.k8s.io/v1 EndpointSlice edge",
+                "v1 Event edge",
+                "v1 Service edge",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_daemonset_needs_its_pods_and_the_nodes_cluster_wide() {
+        let targets = vec![
+            Target::new("apps/v1", "DaemonSet", Some("monitoring"), "node-exporter"),
+            Target::new("apps/v1", "DaemonSet", Some("logging"), "fluent-bit"),
+        ];
+        let got: Vec<String> = needed(&targets)
+            .into_iter()
+            .map(|(av, k, ns)| format!("{av} {k} {}", ns.unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "apps/v1 DaemonSet logging",
+                "apps/v1 DaemonSet monitoring",
+                "v1 Event logging",
+                "v1 Event monitoring",
+                "v1 Node ",
+                "v1 Pod logging",
+                "v1 Pod monitoring",
             ]
         );
     }

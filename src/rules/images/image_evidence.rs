@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 /// A denial has to repeat before it counts: the first 401 can be a token server hiccup or
 /// a credential provider that had not refreshed yet.
 const DENIALS_TO_FAIL: u32 = 2;
-const DENIED: [PullErrorClass; 2] = [Unauthorized, Ambiguous];
+const DENIED: [PullErrorClass; 3] = [Unauthorized, Ambiguous, MissingOrPrivate];
 
 /// A container still waiting for its image, with the reason a timeout would carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,8 +70,9 @@ pub fn image_pull_state(
 /// The rules of the verdict contract (section 2): one "not found" fails unless the
 /// runner's registry has the manifest (replication lag or a mirror, krane issue #819); a
 /// denial fails once seen on two attempts unless the registry serves the image to the
-/// runner; a registry "missing" fails a container the node cannot pull for any reason;
-/// everything else waits.
+/// runner; Docker's "repository not found", said of private repositories too, needs the
+/// registry's own word (missing or denied) before it fails; a registry "missing" fails a container the node cannot pull
+/// for any reason; everything else waits.
 pub fn decide(ev: &PullEvidence, registry: Option<&RegistryView>) -> PullDecision {
     let image = ev.image();
     let name = &ev.container.container;
@@ -142,8 +143,27 @@ pub fn decide(ev: &PullEvidence, registry: Option<&RegistryView>) -> PullDecisio
         }
         let what = match e.class {
             Ambiguous => "denied, or the image does not exist",
+            MissingOrPrivate => "not found, or private (Docker says the same of both)",
             _ => "denied",
         };
+        // Missing and private read alike here; until the registry itself says "denied"
+        // (or "missing", handled above) neither reason is known, so it is not a failure.
+        if e.class == MissingOrPrivate && registry != Some(&RegistryView::Denied) {
+            let asked = match registry {
+                Some(_) => "",
+                None => "; no registry answer yet to tell the two apart",
+            };
+            return wait(
+                Reason::ImagePullBackoff,
+                with_note(
+                    format!(
+                        "pull of image {image:?} {what} (container {name}): {}{asked}",
+                        cause(&e.text)
+                    ),
+                    registry,
+                ),
+            );
+        }
         let seen = ev.attempts_showing(&DENIED);
         if seen >= DENIALS_TO_FAIL {
             return doom(

@@ -460,6 +460,79 @@ fn a_denial_fails_on_the_second_attempt_unless_the_registry_serves_the_image() {
 }
 
 #[test]
+fn dockers_repository_not_found_needs_the_registrys_word() {
+    // dockershim / cri-dockerd nodes: Docker Hub said this for private repositories too.
+    let image = "docker.io/acme/web:8";
+    let error = "rpc error: code = Unknown desc = Error response from daemon: repository acme/web not found";
+    let mut objects = failed_pulls(POD, image, error, 2, 25);
+    objects.push(pod(
+        POD,
+        "web",
+        image,
+        waiting(
+            "web",
+            image,
+            "ImagePullBackOff",
+            Some(&format!("Back-off pulling image \"{image}\"")),
+        ),
+    ));
+    let cause = "Error response from daemon: repository acme/web not found";
+    let mut snap = snapshot(&objects, &[]);
+    verdict(
+        &pod_target(),
+        &snap,
+        (
+            Verdict::TimedOut,
+            Reason::ImagePullBackoff,
+            &format!(
+                "pull of image \"{image}\" not found, or private (Docker says the same of both) (container web): {cause}; no registry answer yet to tell the two apart"
+            ),
+        ),
+    );
+    snap.set_registry_view(
+        image,
+        RegistryView::Unknown(
+            "HEAD https://registry-1.docker.io/v2/acme/web/manifests/8: connection reset".into(),
+        ),
+    );
+    verdict(
+        &pod_target(),
+        &snap,
+        (
+            Verdict::TimedOut,
+            Reason::ImagePullBackoff,
+            &format!(
+                "pull of image \"{image}\" not found, or private (Docker says the same of both) (container web): {cause}; registry lookup inconclusive: HEAD https://registry-1.docker.io/v2/acme/web/manifests/8: connection reset"
+            ),
+        ),
+    );
+    snap.set_registry_view(image, RegistryView::Missing);
+    verdict(
+        &pod_target(),
+        &snap,
+        (
+            Verdict::Failed,
+            Reason::ImageNotFound,
+            &format!(
+                "image \"{image}\" not found (container web): the registry has no such manifest; the node reports: {cause}"
+            ),
+        ),
+    );
+    snap.set_registry_view(image, RegistryView::Denied);
+    verdict(
+        &pod_target(),
+        &snap,
+        (
+            Verdict::Failed,
+            Reason::ImageUnauthorized,
+            &format!(
+                "pull of image \"{image}\" not found, or private (Docker says the same of both) (container web) on 2 attempts: {cause}"
+            ),
+        ),
+    );
+}
+
+#[test]
 fn the_registry_saying_missing_fails_a_container_the_node_cannot_pull() {
     let bare = format!("Back-off pulling image \"{MISSING}\"");
     let backing_off = pod(

@@ -12,20 +12,26 @@ pub enum PullErrorClass {
     /// The registry's words fit both "missing" and "no access": registries answer an
     /// unknown repository with a denial so they do not leak which private ones exist.
     Ambiguous,
+    /// Docker's daemon: `repository X not found` (`: does not exist or no pull access`),
+    /// which Docker Hub also said for private repositories. It reads as "missing" but
+    /// proves nothing until the runner's own registry lookup says which.
+    MissingOrPrivate,
     /// The reference cannot be pulled at all (unparsable, or pull policy Never).
     InvalidName,
     /// Anything time may fix (rate limits, 5xx, network, DNS, TLS), and every unknown text.
     Transient,
 }
 
-/// Texts that say "denied" and "may not exist" in one breath (old Docker, Docker Hub and
-/// containerd's "pull access denied", Google Artifact Registry).
-const AMBIGUOUS: [&str; 4] = [
-    "does not exist or no pull access",
+/// Texts that say "denied" and "may not exist" in one breath (Docker Hub and containerd's
+/// "pull access denied", Google Artifact Registry).
+const AMBIGUOUS: [&str; 3] = [
     "does not exist or may require",
     "or it may not exist",
     "pull access denied",
 ];
+const DOCKER_DAEMON: &str = "error response from daemon: ";
+/// Old Docker's tail to "repository X not found".
+const NO_PULL_ACCESS: &str = "does not exist or no pull access";
 const INVALID_NAME: [&str; 4] = [
     "invalid reference format",
     "couldn't parse image name",
@@ -97,6 +103,8 @@ pub fn classify(text: &str) -> PullErrorClass {
 
     if any(&INVALID_NAME) || any_word(&INVALID_NAME_WORDS) {
         InvalidName
+    } else if t.contains(NO_PULL_ACCESS) || docker_repository_not_found(&t) {
+        MissingOrPrivate
     } else if any(&AMBIGUOUS) {
         Ambiguous
     } else if any(&TRANSIENT) || any_word(&TRANSIENT_WORDS) || code(|c| c == 429 || c >= 500) {
@@ -113,6 +121,20 @@ pub fn classify(text: &str) -> PullErrorClass {
     } else {
         Transient
     }
+}
+
+/// The Docker daemon's `Error response from daemon: repository <name> not found`, which
+/// Docker Hub also answered for private repositories (a missing tag reads differently:
+/// `manifest for <ref> not found`).
+fn docker_repository_not_found(t: &str) -> bool {
+    let Some((_, rest)) = t.split_once(DOCKER_DAEMON) else {
+        return false;
+    };
+    let mut words = rest.split_whitespace();
+    words.next() == Some("repository")
+        && words.next().is_some()
+        && words.next() == Some("not")
+        && words.next().is_some_and(|w| w.starts_with("found"))
 }
 
 /// `word` standing alone: not part of an image reference (`acme/denied:v1`), a URL's
@@ -275,7 +297,20 @@ mod tests {
         );
         case(
             "rpc error: code = Unknown desc = Error response from daemon: repository registry.local/shop/web not found: does not exist or no pull access",
-            Ambiguous,
+            MissingOrPrivate,
+        );
+        // Docker Hub answered this for private repositories too
+        case(
+            "rpc error: code = Unknown desc = Error response from daemon: repository acme/web not found",
+            MissingOrPrivate,
+        );
+        case(
+            "Error response from daemon: repository docker.io/acme/web not found: does not exist or no pull access",
+            MissingOrPrivate,
+        );
+        case(
+            "repository acme/web not found: does not exist or no pull access",
+            MissingOrPrivate,
         );
         case(
             "Failed to apply default image tag \"registry.local/Shop/web\": couldn't parse image name \"registry.local/Shop/web\": invalid reference format: repository name must be lowercase",

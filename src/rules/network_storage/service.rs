@@ -1,20 +1,25 @@
-//! Services (krane's rule): a selector must find ready pods (or a workload deliberately
-//! scaled to zero), a LoadBalancer needs an address. A Service never fails by itself: its
-//! pods' workloads carry the failure.
+//! Services: judged from the cluster, not from the manifests. A selector must have ready
+//! endpoints in the Service's EndpointSlices, whatever pods back them, or select only
+//! workloads deliberately scaled to zero; a LoadBalancer also needs an address. A Service
+//! never fails by itself: its pods' workloads carry the failure.
 
 use crate::rules::assessment::Assessment;
+use crate::rules::network_storage::endpoints::Endpoints;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::workloads::generation::unreadable;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::Service;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+/// Workloads a Service may select whose replica count can be set to zero on purpose
+/// (watched in the Service's namespace for this).
 const WORKLOAD_KINDS: [(&str, &str); 3] = [
     ("apps", "Deployment"),
     ("apps", "StatefulSet"),
     ("apps", "ReplicaSet"),
 ];
+/// How many endpoint names a waiting message lists.
+const NAMES_SHOWN: usize = 3;
 
 pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     let svc: Service = match typed(obj) {
@@ -50,87 +55,100 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     Assessment::succeeded(selection)
 }
 
-/// What the selector finds, or why it finds nothing usable yet.
+/// What the EndpointSlices show, or why nothing usable is there yet.
 fn selected(
     selector: &BTreeMap<String, String>,
     name: &str,
     ns: Option<&str>,
     snapshot: &Snapshot,
 ) -> Result<String, String> {
-    let matching: Vec<Pod> = snapshot
-        .list::<Pod>(ns)
-        .into_iter()
-        .filter(|p| {
-            p.metadata.deletion_timestamp.is_none() && matches(selector, p.metadata.labels.as_ref())
-        })
-        .collect();
-    let ready = matching.iter().filter(|p| is_ready(p)).count();
+    let endpoints = Endpoints::of(name, ns, snapshot);
+    let ready = endpoints.ready.len();
     if ready > 0 {
-        return Ok(format!("{ready} ready pods selected"));
+        let s = if ready == 1 { "" } else { "s" };
+        return Ok(format!("{ready} ready endpoint{s}"));
     }
-    let endpoints = ready_endpoints(name, ns, snapshot);
-    if endpoints > 0 {
-        return Ok(format!("{endpoints} ready endpoints"));
-    }
-    for (group, kind) in WORKLOAD_KINDS {
-        let idle = snapshot.list_raw(group, kind, ns).find(|w| {
-            let labels = w
-                .pointer("/spec/template/metadata/labels")
-                .and_then(|l| serde_json::from_value(l.clone()).ok());
-            w.pointer("/spec/replicas").and_then(Value::as_i64) == Some(0)
-                && matches(selector, labels.as_ref())
-        });
-        if let Some(w) = idle {
-            let wname = w
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            return Ok(format!("selects {kind}/{wname}, scaled to 0"));
-        }
+    if let Some(idle) = scaled_to_zero(selector, ns, snapshot) {
+        return Ok(format!("no endpoints wanted: selects {idle}"));
     }
     let wanted = selector
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(",");
-    Err(match matching.len() {
-        0 => format!("no pods match selector {wanted}"),
-        n => format!("no ready pods match selector {wanted} ({n} matching, not ready)"),
+    if !endpoints.not_ready.is_empty() {
+        let names: Vec<&str> = endpoints
+            .not_ready
+            .iter()
+            .take(NAMES_SHOWN)
+            .map(String::as_str)
+            .collect();
+        let more = endpoints.not_ready.len() - names.len();
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "no ready endpoints for selector {wanted}: {} not ready ({}{more})",
+            endpoints.not_ready.len(),
+            names.join(", ")
+        ));
+    }
+    Err(if endpoints.sliced {
+        format!("selector {wanted} matches no pods with an address (the EndpointSlices are empty)")
+    } else {
+        format!("no EndpointSlice for selector {wanted} yet")
     })
+}
+
+/// The workloads the selector picks, when every one seen is scaled to zero on purpose
+/// (`Deployment/web, scaled to 0 replicas`). Controller-owned ones (a Deployment's old
+/// ReplicaSets, scaled to zero by every rollout) speak through their owner.
+fn scaled_to_zero(
+    selector: &BTreeMap<String, String>,
+    ns: Option<&str>,
+    snapshot: &Snapshot,
+) -> Option<String> {
+    let mut idle = Vec::new();
+    for (group, kind) in WORKLOAD_KINDS {
+        for w in snapshot.list_raw(group, kind, ns) {
+            let owned = w
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .is_some_and(|refs| {
+                    refs.iter()
+                        .any(|r| r.get("controller") == Some(&Value::Bool(true)))
+                });
+            let labels = w
+                .pointer("/spec/template/metadata/labels")
+                .and_then(|l| serde_json::from_value(l.clone()).ok());
+            if owned
+                || w.pointer("/metadata/deletionTimestamp").is_some()
+                || !matches(selector, labels.as_ref())
+            {
+                continue;
+            }
+            // A missing replicas is the API server's default of 1.
+            if w.pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1)
+                != 0
+            {
+                return None;
+            }
+            let wname = w
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            idle.push(format!("{kind}/{wname}"));
+        }
+    }
+    (!idle.is_empty()).then(|| format!("{}, scaled to 0 replicas", idle.join(", ")))
 }
 
 fn matches(selector: &BTreeMap<String, String>, labels: Option<&BTreeMap<String, String>>) -> bool {
     labels.is_some_and(|l| selector.iter().all(|(k, v)| l.get(k) == Some(v)))
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_ref());
-    conditions
-        .into_iter()
-        .flatten()
-        .any(|c| c.type_ == "Ready" && c.status == "True")
-}
-
-/// Ready endpoints in the Service's EndpointSlices (a missing `ready` means ready).
-fn ready_endpoints(name: &str, ns: Option<&str>, snapshot: &Snapshot) -> usize {
-    snapshot
-        .list_raw("discovery.k8s.io", "EndpointSlice", ns)
-        .filter(|s| {
-            s.pointer(&format!(
-                "/metadata/labels/{}",
-                SERVICE_NAME_LABEL.replace('/', "~1")
-            ))
-            .and_then(Value::as_str)
-                == Some(name)
-        })
-        .flat_map(|s| {
-            s.get("endpoints")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-        })
-        .filter(|e| e.pointer("/conditions/ready") != Some(&Value::Bool(false)))
-        .count()
 }
 
 #[cfg(test)]
@@ -154,8 +172,49 @@ mod tests {
         merged(base, json!({"spec": spec, "status": status}))
     }
 
-    fn web_pod(status: Value) -> Value {
-        fixtures::rs_pod("web-7d4b9c-x2x9q", "rs-uid", "7d4b9c", status)
+    /// An EndpointSlice of Service `web` as the endpointslice controller writes it, with
+    /// (pod, address, ready) endpoints; none gives the controller's empty placeholder.
+    fn slice(suffix: &str, family: &str, endpoints: &[(&str, &str, bool)]) -> Value {
+        let name = format!("web-{suffix}");
+        let eps: Vec<Value> = endpoints
+            .iter()
+            .map(|(pod, address, ready)| {
+                json!({"addresses": [address],
+                    "conditions": {"ready": ready, "serving": ready, "terminating": false},
+                    "nodeName": "node-1", "zone": "eu-west-1a",
+                    "targetRef": {"kind": "Pod", "namespace": "shop", "name": pod, "uid": fixtures::uid(pod)}})
+            })
+            .collect();
+        let mut s = json!({
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": name, "namespace": "shop", "uid": fixtures::uid(&name),
+                "resourceVersion": "53010", "generateName": "web-", "generation": 1,
+                "creationTimestamp": "2025-03-04T10:15:01Z",
+                "labels": {"endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                    "kubernetes.io/service-name": "web"},
+                "annotations": {"endpoints.kubernetes.io/last-change-trigger-time": "2025-03-04T10:15:05Z"},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": "web",
+                    "uid": "c0ffee00-1111-4222-8333-444455556666", "controller": true, "blockOwnerDeletion": true}]},
+            "addressType": family,
+            "ports": [{"name": "http", "protocol": "TCP", "port": 8080}]
+        });
+        // The API server leaves out an empty list (the placeholder has `endpoints: null`).
+        if !eps.is_empty() {
+            s["endpoints"] = json!(eps);
+        }
+        s
+    }
+
+    fn web_deployment(replicas: i64) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "d0d0d0d0-0000-4000-8000-000000000001",
+                "resourceVersion": "52000", "generation": 2, "creationTimestamp": "2025-03-01T09:00:00Z",
+                "annotations": {"deployment.kubernetes.io/revision": "4"}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                "template": fixtures::pod_template(json!({"app": "web"})),
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+                "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+            "status": {"observedGeneration": 2}})
     }
 
     #[track_caller]
@@ -170,42 +229,98 @@ mod tests {
     }
 
     #[test]
-    fn a_selector_needs_ready_pods_or_endpoints() {
+    fn a_selector_needs_ready_endpoints_in_its_slices() {
+        let svc = || service(json!({}), json!({}));
         case(
-            vec![service(json!({}), json!({}))],
-            (Some(Reason::NotReady), "no pods match selector app=web"),
-        );
-        case(
-            vec![
-                service(json!({}), json!({})),
-                web_pod(fixtures::running_not_ready_status()),
-            ],
+            vec![svc()],
             (
                 Some(Reason::NotReady),
-                "no ready pods match selector app=web (1 matching, not ready)",
+                "no EndpointSlice for selector app=web yet",
+            ),
+        );
+        case(
+            vec![svc(), slice("x8k2d", "IPv4", &[])],
+            (
+                Some(Reason::NotReady),
+                "selector app=web matches no pods with an address (the EndpointSlices are empty)",
             ),
         );
         case(
             vec![
-                service(json!({}), json!({})),
-                web_pod(fixtures::ready_status()),
+                svc(),
+                slice(
+                    "x8k2d",
+                    "IPv4",
+                    &[
+                        ("web-7d4b9c-a", "10.244.1.17", false),
+                        ("web-7d4b9c-b", "10.244.2.9", false),
+                        ("web-7d4b9c-c", "10.244.3.4", false),
+                        ("web-7d4b9c-d", "10.244.3.5", false),
+                    ],
+                ),
             ],
-            (None, "1 ready pods selected"),
+            (
+                Some(Reason::NotReady),
+                "no ready endpoints for selector app=web: 4 not ready (web-7d4b9c-a, web-7d4b9c-b, web-7d4b9c-c and 1 more)",
+            ),
         );
-        let slice = json!({
-            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-            "metadata": {"name": "web-x8k2d", "namespace": "shop", "uid": "e5e5e5e5-0000-4000-8000-000000000005",
-                "resourceVersion": "53010", "generateName": "web-",
-                "labels": {"endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
-                    "kubernetes.io/service-name": "web"}},
-            "addressType": "IPv4",
-            "endpoints": [{"addresses": ["10.244.1.17"], "conditions": {"ready": true, "serving": true, "terminating": false},
-                "nodeName": "node-1", "targetRef": {"kind": "Pod", "namespace": "shop", "name": "web-7d4b9c-x2x9q"}}],
-            "ports": [{"name": "http", "protocol": "TCP", "port": 8080}]
-        });
         case(
-            vec![service(json!({}), json!({})), slice],
-            (None, "1 ready endpoints"),
+            vec![
+                svc(),
+                slice(
+                    "x8k2d",
+                    "IPv4",
+                    &[
+                        ("web-7d4b9c-a", "10.244.1.17", true),
+                        ("web-7d4b9c-b", "10.244.2.9", false),
+                    ],
+                ),
+            ],
+            (None, "1 ready endpoint"),
+        );
+        // dual-stack: one pod in each family's slice is one endpoint
+        case(
+            vec![
+                svc(),
+                slice(
+                    "x8k2d",
+                    "IPv4",
+                    &[
+                        ("web-7d4b9c-a", "10.244.1.17", true),
+                        ("web-7d4b9c-b", "10.244.2.9", true),
+                    ],
+                ),
+                slice(
+                    "q7m4n",
+                    "IPv6",
+                    &[
+                        ("web-7d4b9c-a", "fd00:10:244:1::11", true),
+                        ("web-7d4b9c-b", "fd00:10:244:2::9", true),
+                    ],
+                ),
+            ],
+            (None, "2 ready endpoints"),
+        );
+    }
+
+    #[test]
+    fn ready_pods_are_not_enough_without_endpoints() {
+        // the cluster routes through EndpointSlices: a ready pod the controller has not
+        // published yet (or that the selector does not really match) is not a backend
+        case(
+            vec![
+                service(json!({}), json!({})),
+                fixtures::rs_pod(
+                    "web-7d4b9c-x2x9q",
+                    "rs-uid",
+                    "7d4b9c",
+                    fixtures::ready_status(),
+                ),
+            ],
+            (
+                Some(Reason::NotReady),
+                "no EndpointSlice for selector app=web yet",
+            ),
         );
     }
 
@@ -223,28 +338,64 @@ mod tests {
             )],
             (None, "ExternalName service for db.example.com"),
         );
-        let idle = json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": "shop", "uid": "d0d0d0d0-0000-4000-8000-000000000001", "generation": 2},
-            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
-                "template": fixtures::pod_template(json!({"app": "web"}))},
-            "status": {"observedGeneration": 2}});
         case(
-            vec![service(json!({}), json!({})), idle],
-            (None, "selects Deployment/web, scaled to 0"),
+            vec![
+                service(json!({}), json!({})),
+                web_deployment(0),
+                slice("x8k2d", "IPv4", &[]),
+            ],
+            (
+                None,
+                "no endpoints wanted: selects Deployment/web, scaled to 0 replicas",
+            ),
+        );
+    }
+
+    #[test]
+    fn an_old_replica_set_scaled_to_zero_does_not_excuse_a_live_deployment() {
+        // every rollout scales the old ReplicaSet to 0; its Deployment still wants pods
+        let old_rs = fixtures::replica_set(
+            "5f6a7b",
+            "3",
+            "d0d0d0d0-0000-4000-8000-000000000001",
+            0,
+            0,
+            "2025-03-01T09:00:00Z",
+        );
+        case(
+            vec![
+                service(json!({}), json!({})),
+                old_rs.clone(),
+                slice("x8k2d", "IPv4", &[("web-7d4b9c-a", "10.244.1.17", false)]),
+            ],
+            (
+                Some(Reason::NotReady),
+                "no ready endpoints for selector app=web: 1 not ready (web-7d4b9c-a)",
+            ),
+        );
+        case(
+            vec![
+                service(json!({}), json!({})),
+                web_deployment(3),
+                old_rs,
+                slice("x8k2d", "IPv4", &[]),
+            ],
+            (
+                Some(Reason::NotReady),
+                "selector app=web matches no pods with an address (the EndpointSlices are empty)",
+            ),
         );
     }
 
     #[test]
     fn a_load_balancer_needs_an_address() {
         let lb = json!({"type": "LoadBalancer", "allocateLoadBalancerNodePorts": true, "externalTrafficPolicy": "Cluster"});
+        let ready = || slice("x8k2d", "IPv4", &[("web-7d4b9c-a", "10.244.1.17", true)]);
         case(
-            vec![
-                service(lb.clone(), json!({})),
-                web_pod(fixtures::ready_status()),
-            ],
+            vec![service(lb.clone(), json!({})), ready()],
             (
                 Some(Reason::NotReady),
-                "1 ready pods selected; waiting for a load balancer address",
+                "1 ready endpoint; waiting for a load balancer address",
             ),
         );
         case(
@@ -253,12 +404,9 @@ mod tests {
                     lb,
                     json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.10", "ipMode": "VIP"}]}}),
                 ),
-                web_pod(fixtures::ready_status()),
+                ready(),
             ],
-            (
-                None,
-                "1 ready pods selected, load balancer address 203.0.113.10",
-            ),
+            (None, "1 ready endpoint, load balancer address 203.0.113.10"),
         );
     }
 }

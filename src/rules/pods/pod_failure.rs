@@ -10,11 +10,10 @@ const CANNOT_RUN_REASONS: [&str; 3] = ["ContainerCannotRun", "StartError", "RunC
 /// The runtime's own exit code for a failed start; seen on transient mount and sandbox
 /// trouble, so it is not taken as proof that the container can never run.
 const RUNTIME_START_EXIT_CODE: i32 = 128;
-/// CreateContainerConfigError texts that only mean the kubelet's cache was not warm yet.
-const TRANSIENT_CONFIG_ERRORS: [&str; 2] = [
-    "failed to sync configmap cache",
-    "failed to sync secret cache",
-];
+/// How the kubelet says its cache of some object (configmap, secret, any other) was not
+/// warm yet: `failed to sync <object> cache: timed out waiting for the condition`.
+const CACHE_SYNC_PREFIX: &str = "failed to sync ";
+const CACHE_SYNC_SUFFIX: &str = " cache";
 
 /// One container's hopeless state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,9 +117,14 @@ fn container_doom(cs: &ContainerStatus) -> Option<(Reason, String)> {
     }
 }
 
+/// A CreateContainerConfigError that only means a kubelet cache was cold.
 fn is_transient_config_error(message: &str) -> bool {
     let message = message.to_ascii_lowercase();
-    TRANSIENT_CONFIG_ERRORS.iter().any(|t| message.contains(t))
+    message.match_indices(CACHE_SYNC_PREFIX).any(|(at, _)| {
+        let rest = &message[at + CACHE_SYNC_PREFIX.len()..];
+        let what = rest.split(':').next().unwrap_or_default().trim_end();
+        what.len() > CACHE_SYNC_SUFFIX.len() && what.ends_with(CACHE_SYNC_SUFFIX)
+    })
 }
 
 /// Names a container, with the image as the manifest wrote it (the status may show the
@@ -212,6 +216,28 @@ mod tests {
                 "failed to sync secret cache: timed out waiting for the condition",
             ),
             None,
+        );
+        // any object the kubelet caches, not only configmaps and secrets
+        for message in [
+            "failed to sync serviceaccount cache: timed out waiting for the condition",
+            "failed to sync clustertrustbundle cache: timed out waiting for the condition",
+            "failed to sync secret cache",
+        ] {
+            case(
+                fixtures::waiting_status("CreateContainerConfigError", message),
+                None,
+            );
+        }
+        // a sentence that merely mentions a cache is not a cold cache
+        case(
+            fixtures::waiting_status(
+                "CreateContainerConfigError",
+                "failed to sync cache: secret \"db\" not found",
+            ),
+            Some((
+                Reason::ContainerConfigError,
+                "container web cannot be created: failed to sync cache: secret \"db\" not found",
+            )),
         );
     }
 

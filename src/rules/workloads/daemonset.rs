@@ -1,9 +1,11 @@
-//! DaemonSet rollouts: every scheduled node runs an updated, available pod; any doomed pod
-//! of the current template fails, since the same template fails the same way on every node.
+//! DaemonSet rollouts: every scheduled node runs an updated, available pod, except that
+//! pods on NotReady or cordoned nodes and evicted pods do not hold it (krane's rule); any
+//! doomed pod of the current template fails, since the template fails alike on every node.
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
 use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::workloads::daemonset_nodes::Counting;
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 use k8s_openapi::api::core::v1::Pod;
@@ -32,19 +34,33 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         );
     }
     let uid = ds.metadata.uid.as_deref().unwrap_or_default();
-    let pods = PodSet::new(&current_pods(&ds, uid, snapshot), snapshot);
+    let current = current_pods(&ds, uid, snapshot);
+    let pods = PodSet::new(&current, snapshot);
     if let Some(failed) = pods.failure(DoomPolicy::Any, "pods of the current template") {
         return failed;
     }
     let desired = status.desired_number_scheduled;
     let updated = status.updated_number_scheduled.unwrap_or(0);
     let available = status.number_available.unwrap_or(0);
-    let progress = format!("{updated}/{desired} nodes updated, {available} available");
+    let mut progress = format!("{updated}/{desired} nodes updated, {available} available");
     if updated >= desired && available >= desired {
-        Assessment::succeeded(progress)
-    } else {
-        pending(progress, pods.blocker("pods of the current template"))
+        return Assessment::succeeded(progress);
     }
+    let counting = Counting::new(&current, snapshot);
+    let Some(note) = counting.note() else {
+        return pending(progress, pods.blocker("pods of the current template"));
+    };
+    let counted = counting.counted.len();
+    let counted_i32 = i32::try_from(counted).unwrap_or(i32::MAX);
+    if updated >= desired && counting.counted_ready() && available >= counted_i32 {
+        let s = if counted == 1 { "" } else { "s" };
+        return Assessment::succeeded(format!(
+            "{progress}; {counted} counted pod{s} ready; {note}"
+        ));
+    }
+    progress = format!("{progress}; {note}");
+    let counted_pods = PodSet::new(&counting.counted, snapshot);
+    pending(progress, counted_pods.blocker("counted pods"))
 }
 
 /// Pods of the current template: those carrying the hash of the newest ControllerRevision,
@@ -120,6 +136,19 @@ mod tests {
         )
     }
 
+    /// A pod of the current template (revision 2) on `node`.
+    fn pod_on(node: &str, status: Value) -> Value {
+        let mut p = pod(&node.replace("node-", "n"), "6d8f7c9b5", "2", status);
+        p["spec"]["nodeName"] = json!(node);
+        p
+    }
+
+    fn evicted() -> Value {
+        json!({"phase": "Failed", "reason": "Evicted",
+            "message": "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 8Gi. ",
+            "startTime": "2025-03-04T10:15:00Z"})
+    }
+
     #[track_caller]
     fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
         let snap = fixtures::snapshot(&objects);
@@ -144,6 +173,75 @@ mod tests {
             (
                 Some(Reason::ReadinessFailing),
                 "2/3 nodes updated, 2 available; 1 of 1 pods of the current template not ready: container web is running but not ready",
+            ),
+        );
+    }
+
+    #[test]
+    fn pods_on_not_ready_or_cordoned_nodes_and_evicted_pods_do_not_hold_the_rollout() {
+        let ready = fixtures::ready_status;
+        let stale = fixtures::running_not_ready_status;
+        let base = || {
+            vec![
+                ds(3, 2),
+                revision("6d8f7c9b5", 2),
+                pod_on("node-1", ready()),
+                pod_on("node-2", ready()),
+                pod_on("node-3", stale()),
+            ]
+        };
+        // without the Nodes, every pod counts
+        case(
+            base(),
+            (
+                Some(Reason::ReadinessFailing),
+                "3/3 nodes updated, 2 available; 1 of 3 pods of the current template not ready: container web is running but not ready",
+            ),
+        );
+        let mut with_nodes = base();
+        with_nodes.extend([
+            fixtures::node("node-1", true, false),
+            fixtures::node("node-2", true, false),
+            fixtures::node("node-3", false, false),
+        ]);
+        case(
+            with_nodes,
+            (
+                None,
+                "3/3 nodes updated, 2 available; 2 counted pods ready; 1 pod not counted: 1 on NotReady node node-3",
+            ),
+        );
+        case(
+            vec![
+                ds(3, 1),
+                revision("6d8f7c9b5", 2),
+                pod_on("node-1", ready()),
+                pod_on("node-2", stale()),
+                pod_on("node-3", evicted()),
+                fixtures::node("node-1", true, false),
+                fixtures::node("node-2", true, true),
+                fixtures::node("node-3", true, false),
+            ],
+            (
+                None,
+                "3/3 nodes updated, 1 available; 1 counted pod ready; 2 pods not counted: 1 on cordoned node node-2, 1 evicted",
+            ),
+        );
+        // a counted pod that is not ready still holds it, and the message says what was left out
+        case(
+            vec![
+                ds(3, 1),
+                revision("6d8f7c9b5", 2),
+                pod_on("node-1", ready()),
+                pod_on("node-2", stale()),
+                pod_on("node-3", stale()),
+                fixtures::node("node-1", true, false),
+                fixtures::node("node-2", true, false),
+                fixtures::node("node-3", false, false),
+            ],
+            (
+                Some(Reason::ReadinessFailing),
+                "3/3 nodes updated, 1 available; 1 pod not counted: 1 on NotReady node node-3; 1 of 2 counted pods not ready: container web is running but not ready",
             ),
         );
     }

@@ -1,6 +1,7 @@
 //! Deployment rollouts (krane 3.9 semantics): gate on observedGeneration, judge the newest
 //! ReplicaSet by revision, fail only when all its pods are doomed, and let the cluster's
-//! own ProgressDeadlineExceeded end the wait.
+//! own ProgressDeadlineExceeded end the wait. Complete counts are not success while the
+//! controller still reports Available or Progressing as False.
 
 use crate::rules::annotations::rollout_mode::{RequiredRollout, max_unavailable};
 use crate::rules::assessment::Assessment;
@@ -75,7 +76,8 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         .unwrap_or(0);
     let rs_name = newest.and_then(|rs| rs.metadata.name.clone());
 
-    let (done, progress) = match (mode, mode.min_available(spec.strategy.as_ref(), desired)) {
+    let min_available = mode.min_available(spec.strategy.as_ref(), desired);
+    let (done, progress) = match (mode, min_available) {
         (RequiredRollout::None, _) => match &rs_name {
             Some(name) => {
                 return Assessment::succeeded(format!(
@@ -108,7 +110,23 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         }
     };
     if done {
-        return Assessment::succeeded(progress);
+        // The controller computes these conditions from the same counts, so a False one
+        // next to complete counts is a status not yet caught up (or a create error); it
+        // is not success until the controller says so. A partial required-rollout asks for
+        // less than the controller's Available, so it is judged by its own counts.
+        let full = min_available.is_none();
+        return match contradicting_condition(&dep).filter(|_| full) {
+            Some(c) => Assessment::not_ready(format!(
+                "{progress}, but the Deployment's {} condition is False ({}: {})",
+                c.type_,
+                c.reason.as_deref().unwrap_or("no reason"),
+                c.message
+                    .as_deref()
+                    .unwrap_or_default()
+                    .trim_end_matches('.')
+            )),
+            None => Assessment::succeeded(progress),
+        };
     }
     let blocker = pods.blocker("new pods");
     if let Some(c) = progress_deadline_exceeded(&dep, target) {
@@ -167,6 +185,20 @@ fn describe(mode: RequiredRollout, dep: &Deployment, desired: i32) -> String {
             )
         }
     }
+}
+
+/// An Available or Progressing condition that is False for a reason other than
+/// ProgressDeadlineExceeded (which has its own handling).
+fn contradicting_condition(dep: &Deployment) -> Option<&DeploymentCondition> {
+    let conditions = dep.status.as_ref()?.conditions.as_ref()?;
+    conditions.iter().find(|c| {
+        c.status == "False"
+            && match c.type_.as_str() {
+                "Available" => true,
+                "Progressing" => c.reason.as_deref() != Some("ProgressDeadlineExceeded"),
+                _ => false,
+            }
+    })
 }
 
 /// The controller's verdict that the rollout stalled, unless it predates this apply.
@@ -459,6 +491,65 @@ mod tests {
                 Some(Reason::ContainerConfigError),
                 "2 of 2 new pods cannot create their containers: container web cannot be created: secret \"web-db\" not found",
             ),
+        );
+    }
+
+    #[test]
+    fn complete_counts_are_no_success_while_a_condition_is_false() {
+        let complete_objects = |status: Value| {
+            vec![
+                deployment(5, status),
+                new_rs(3),
+                old_rs(0),
+                new_pod(0, fixtures::ready_status()),
+                new_pod(1, fixtures::ready_status()),
+                new_pod(2, fixtures::ready_status()),
+            ]
+        };
+        let mut unavailable = status(5, 3, 3, 3, complete());
+        unavailable["conditions"][0] = json!({"type": "Available", "status": "False",
+            "lastUpdateTime": "2025-03-04T10:25:01Z", "lastTransitionTime": "2025-03-04T10:25:01Z",
+            "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability."});
+        case(
+            &target(),
+            complete_objects(unavailable),
+            (
+                Some(Reason::NotReady),
+                "3/3 replicas updated, 3 available, but the Deployment's Available condition is False (MinimumReplicasUnavailable: Deployment does not have minimum availability)",
+            ),
+        );
+        let create_error = progressing(
+            "False",
+            "ReplicaSetCreateError",
+            "Failed to create new replica set \"web-7d4b9c\": replicasets.apps \"web-7d4b9c\" is forbidden: exceeded quota: compute",
+        );
+        case(
+            &target(),
+            complete_objects(status(5, 3, 3, 3, create_error)),
+            (
+                Some(Reason::NotReady),
+                "3/3 replicas updated, 3 available, but the Deployment's Progressing condition is False (ReplicaSetCreateError: Failed to create new replica set \"web-7d4b9c\": replicasets.apps \"web-7d4b9c\" is forbidden: exceeded quota: compute)",
+            ),
+        );
+        // a partial required-rollout asks for less than the controller's Available
+        let mut partial = status(5, 4, 3, 2, updating());
+        partial["conditions"][0] = json!({"type": "Available", "status": "False",
+            "lastUpdateTime": "2025-03-04T10:25:01Z", "lastTransitionTime": "2025-03-04T10:25:01Z",
+            "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability."});
+        case(
+            &target().with_annotation(KRANE_REQUIRED_ROLLOUT_ANNOTATION, "50%"),
+            vec![deployment(5, partial), new_rs(2), old_rs(1)],
+            (
+                None,
+                "2/3 new replicas available, 2 required (required-rollout 50%)",
+            ),
+        );
+        // Progressing Unknown (paused) is not False
+        let paused = progressing("Unknown", "DeploymentPaused", "Deployment is paused");
+        case(
+            &target(),
+            complete_objects(status(5, 3, 3, 3, paused)),
+            (None, "3/3 replicas updated, 3 available"),
         );
     }
 

@@ -3,6 +3,7 @@
 
 pub mod cronjob;
 pub mod daemonset;
+pub mod daemonset_nodes;
 pub mod deployment;
 pub mod generation;
 pub mod hpa;

@@ -1,0 +1,75 @@
+//! Bare pods applied by name against kube-sim: a pod that restarts Always is done when
+//! ready, a task when it completes, and a pod being deleted has failed.
+
+use crate::support::{outcome, run_yaml};
+use deploy_action::config::Mode;
+use deploy_action::verdict::{Reason, Verdict};
+use kube_sim::store::DeleteOptions;
+use kube_sim::{Scenario, Sim};
+use serde_json::json;
+use std::time::Duration;
+
+const MINUTES_5: Duration = Duration::from_secs(300);
+
+fn pod(name: &str, restart_policy: Option<&str>) -> String {
+    let policy = restart_policy.map_or(String::new(), |p| format!("  restartPolicy: {p}\n"));
+    format!(
+        "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+{policy}  containers:
+    - name: {name}
+      image: registry.local/shop/{name}:1
+"
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bare_pod_with_the_default_restart_policy_is_done_when_ready() {
+    let sim = Sim::start(Scenario::default());
+    let run = run_yaml(
+        &sim,
+        "pod.yaml",
+        &pod("proxy", None),
+        Mode::Deploy,
+        MINUTES_5,
+    )
+    .await
+    .unwrap();
+    let proxy = outcome(&run, "Pod", "proxy");
+    assert_eq!(proxy.verdict, Verdict::Succeeded, "{proxy:#?}");
+    assert!(proxy.seconds < 60.0, "took {} s", proxy.seconds);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pod_being_deleted_fails_at_once() {
+    let sim = Sim::start(Scenario::default());
+    let existing = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "proxy", "namespace": "default", "finalizers": ["example.com/drain"]},
+        "spec": {"containers": [{"name": "proxy", "image": "registry.local/shop/proxy:1"}]}});
+    let key = sim.key_of(&existing).unwrap();
+    sim.create(existing).unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    sim.store
+        .delete(&key, DeleteOptions::default())
+        .expect("deleting the pod");
+    let run = run_yaml(
+        &sim,
+        "pod.yaml",
+        &pod("proxy", None),
+        Mode::Deploy,
+        MINUTES_5,
+    )
+    .await
+    .unwrap();
+    let proxy = outcome(&run, "Pod", "proxy");
+    assert_eq!(proxy.reason, Some(Reason::PodFailed), "{proxy:#?}");
+    assert!(
+        proxy.message.contains("being deleted since"),
+        "{}",
+        proxy.message
+    );
+    assert!(proxy.seconds < 10.0, "took {} s", proxy.seconds);
+}
