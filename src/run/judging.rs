@@ -30,8 +30,6 @@ struct Watched {
     last_state: Option<String>,
     /// The watch scopes whose first list this resource's rule reads.
     depends_on: Vec<usize>,
-    /// Whether the resource has been seen in the cluster (so its absence means deleted).
-    seen: bool,
     settling: Settling,
     /// When to look again though nothing changed: the end of its stability window.
     wake: Option<Instant>,
@@ -74,17 +72,10 @@ fn assess(
         ));
     }
     let target = &w.pending.target;
+    // Not seen, or deleted since (the rules tell the two apart).
     let Some(obj) = snapshot.get_raw(&target.key()) else {
-        return match (w.seen, target.id.kind.as_str()) {
-            (true, "Pod") => Assessment::failed(
-                Reason::PodFailed,
-                "deleted while it was being watched: a bare pod is not recreated",
-            ),
-            (true, _) => Assessment::not_ready("deleted from the cluster after it was applied"),
-            (false, _) => rules::assess(target, snapshot),
-        };
+        return rules::assess(target, snapshot);
     };
-    w.seen = true;
     let window = settle::window(target, obj, settle_default);
     let assessment = rules::assess(target, snapshot);
     let pods = settle::pods_of(target, snapshot);
@@ -253,7 +244,6 @@ pub async fn judge_all(
                 depends_on: depends_on(&scopes, &pending.target),
                 pending,
                 last_state: None,
-                seen: false,
                 settling: Settling::default(),
                 wake: None,
             }
