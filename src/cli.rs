@@ -3,11 +3,38 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+/// What `--help` ends with: examples, the exit codes and the annotations read, so the
+/// help answers what a CI author looks up most.
+const AFTER_HELP: &str = "\
+Examples:
+  deploy-action deploy -f k8s/ -n shop                  apply, then watch to a verdict
+  deploy-action deploy -f web.yaml,api.yaml --dry-run   server-side dry run, change nothing
+  kustomize build overlays/prod | deploy-action deploy -f - --timeout 10m
+  deploy-action watch -f k8s/ -l app=web               judge what is applied (after helm upgrade)
+  deploy-action check -f k8s/                          no cluster: validate, look up images
+
+Exit codes:
+  0   every resource succeeded
+  1   a resource failed (waiting would not fix it)
+  70  nothing failed, but a resource timed out
+  2   invalid input or configuration; nothing was applied
+  130, 143  interrupted (SIGINT, SIGTERM)
+
+Annotations read on each resource:
+  deploy-action.io/timeout             how long it may take (45s, 5m, PT10M)
+  krane.shopify.io/timeout-override    the same, krane's spelling
+  deploy-action.io/required-rollout    Deployments: full, none, maxUnavailable or 90%
+  krane.shopify.io/required-rollout    the same, krane's spelling
+  deploy-action.io/settle              stability window for its pods (10s; 0 turns it off)
+  krane.shopify.io/instance-rollout-conditions
+                                       on a CRD: when its custom resources are done";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "deploy-action",
     version,
-    about = "Apply Kubernetes manifests, watch every resource to a verdict, and tell a fast, certain failure from a slow one"
+    about = "Apply Kubernetes manifests, watch every resource to a verdict, and tell a fast, certain failure from a slow one",
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -17,11 +44,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Apply the manifests (server-side apply), then watch every resource to a verdict.
+    #[command(after_help = AFTER_HELP)]
     Deploy(DeployArgs),
     /// Apply nothing: judge the resources the manifests name, as they stand in the cluster.
+    #[command(after_help = AFTER_HELP)]
     Watch(ClusterArgs),
     /// No cluster needed: validate the manifests and look up every image in its registry
     /// (for PR checks, including fork PRs without cluster credentials).
+    #[command(after_help = AFTER_HELP)]
     Check(CheckArgs),
 }
 
@@ -77,8 +107,15 @@ impl std::fmt::Debug for GithubArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
-    /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin.
-    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin;
+    /// repeat -f or separate with commas, as kubectl does.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        required = true,
+        num_args = 1..,
+        value_delimiter = ','
+    )]
     pub files: Vec<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,
@@ -92,8 +129,15 @@ pub struct CheckArgs {
 /// Where the manifests are and which cluster to talk to.
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
-    /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin.
-    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin;
+    /// repeat -f or separate with commas, as kubectl does.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        required = true,
+        num_args = 1..,
+        value_delimiter = ','
+    )]
     pub files: Vec<String>,
     /// Namespace for resources that do not name one (default: the context's, else `default`).
     #[arg(short = 'n', long)]
@@ -119,7 +163,7 @@ pub struct ClusterArgs {
     #[arg(long)]
     pub report: Option<PathBuf>,
     /// Labels every resource must carry (k=v,...); they also narrow the watches.
-    #[arg(long)]
+    #[arg(short = 'l', long)]
     pub selector: Option<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,

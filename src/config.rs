@@ -171,6 +171,22 @@ mod tests {
             (Mode::Watch, 2, Duration::from_secs(300))
         );
         assert_eq!(w.image_preflight, Preflight::Auto);
+        // kubectl's habits: comma lists for -f, -l for --selector.
+        let k = config(&["deploy", "-f", "a.yaml,b.yaml", "-f", "c/", "-l", "app=web"]).unwrap();
+        assert_eq!(k.files, ["a.yaml", "b.yaml", "c/"]);
+        assert_eq!(k.selector_string().as_deref(), Some("app=web"));
+        assert_eq!(
+            config(&["check", "-f", "a.yaml,b.yaml"]).unwrap().files,
+            ["a.yaml", "b.yaml"]
+        );
+        // The stability window and fail fast.
+        assert_eq!((k.settle, k.fail_fast), (Duration::from_secs(10), true));
+        let s = config(&["deploy", "-f", "x", "--settle", "0", "--no-fail-fast"]).unwrap();
+        assert_eq!((s.settle, s.fail_fast), (Duration::ZERO, false));
+        assert_eq!(
+            config(&["deploy", "-f", "x", "--settle", "soon"]).unwrap_err(),
+            ConfigError::Settle("soon".into())
+        );
         let c = config(&["check", "-f", "k8s/", "--image-preflight", "require"]).unwrap();
         assert_eq!(
             (c.mode, c.image_preflight),

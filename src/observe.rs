@@ -3,6 +3,9 @@
 use crate::outcome::{Outcome, ResourceId};
 use std::time::Duration;
 
+/// How often a run reports [`RunEvent::Status`].
+pub const STATUS_EVERY: Duration = Duration::from_secs(30);
+
 /// Something that happened during a run, at a time since the run started.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
@@ -26,6 +29,10 @@ pub enum RunEvent {
     WatchTrouble(String),
     /// Image preflight: how many images were looked up.
     ImagesChecked(usize),
+    /// Every resource still waiting and where it stands, sent every
+    /// [`STATUS_EVERY`] while the run waits, for outputs that print a table when the log
+    /// has been quiet.
+    Status(Vec<(ResourceId, String)>),
     /// A resource failed, so the result is certain: the run stops, leaving `unfinished`
     /// resources without a verdict (fail fast).
     FailFast {

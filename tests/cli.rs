@@ -613,3 +613,22 @@ users:
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!("cli_first_errors", all));
 }
+
+#[test]
+fn help_shows_examples_exit_codes_and_the_annotations_read() {
+    for args in [&["--help"][..], &["deploy", "--help"]] {
+        let out = std::process::Command::new(BIN).args(args).output().unwrap();
+        assert_exit(&out, 0);
+        let help = text(&out.stdout);
+        for needle in [
+            "Examples:",
+            "-f web.yaml,api.yaml",
+            "Exit codes:",
+            "70  nothing failed, but a resource timed out",
+            "deploy-action.io/settle",
+            "krane.shopify.io/timeout-override",
+        ] {
+            assert!(help.contains(needle), "{args:?} lacks {needle:?}:\n{help}");
+        }
+    }
+}

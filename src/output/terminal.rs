@@ -40,6 +40,8 @@ pub struct Terminal {
     multi: MultiProgress,
     bars: HashMap<ResourceId, ProgressBar>,
     group_open: bool,
+    /// When the last line was printed, to print a status table only into a quiet log.
+    last_line_at: Duration,
 }
 
 impl Terminal {
@@ -55,6 +57,7 @@ impl Terminal {
             multi,
             bars: HashMap::new(),
             group_open: false,
+            last_line_at: Duration::ZERO,
         }
     }
 
@@ -106,7 +109,21 @@ impl Terminal {
 impl Observer for Terminal {
     fn event(&mut self, at: Duration, event: RunEvent) {
         let secs = at.as_secs_f64();
+        if !matches!(event, RunEvent::Status(_)) {
+            self.last_line_at = at;
+        }
         match event {
+            RunEvent::Status(pending) => {
+                // Live mode shows every state all the time; CI logs get a table only
+                // when they have been quiet for a whole period.
+                if self.mode != TerminalMode::Live
+                    && !pending.is_empty()
+                    && at.saturating_sub(self.last_line_at) >= crate::observe::STATUS_EVERY
+                {
+                    self.line(&render::status_table(secs, &pending));
+                    self.last_line_at = at;
+                }
+            }
             RunEvent::Loaded { resources } => {
                 self.line(&format!("deploy-action: {resources} resources loaded"))
             }

@@ -32,6 +32,32 @@ pub fn ci_line(at_seconds: f64, id: &ResourceId, event: &str) -> String {
     )
 }
 
+/// The compact table printed in CI logs when nothing has changed for a while:
+/// `[  60.0s] still waiting for 2 resources:` and one aligned line per resource.
+pub fn status_table(at_seconds: f64, pending: &[(ResourceId, String)]) -> String {
+    let noun = if pending.len() == 1 {
+        "resource"
+    } else {
+        "resources"
+    };
+    let mut out = format!(
+        "[{:>6.1}s] still waiting for {} {noun}:",
+        duration::round_tenths(at_seconds),
+        pending.len()
+    );
+    let names: Vec<String> = pending
+        .iter()
+        .map(|(id, _)| sanitize(&id.display(false)))
+        .collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    for (name, (_, state)) in names.iter().zip(pending) {
+        let pad = " ".repeat(width - name.chars().count());
+        let state = sanitize(state);
+        out.push_str(format!("\n  {name}{pad}  {state}").trim_end());
+    }
+    out
+}
+
 /// The line printed the moment a resource gets its verdict:
 /// `Deployment/web  failed  image_not_found  (3.1s)  <first line of the message>`.
 /// The summary repeats the full message with its evidence.
@@ -106,6 +132,21 @@ mod tests {
             5.0,
             "pod said \x1b[2Jhi",
             "[   5.0s] Deployment/web: pod said ␛[2Jhi",
+        );
+    }
+
+    #[test]
+    fn the_status_table_aligns_one_line_per_waiting_resource() {
+        let pending = vec![
+            (web(), "1/2 replicas updated, 0 available".to_owned()),
+            (
+                fixtures::id("v1", "Service", Some("shop"), "web"),
+                "no ready endpoints".to_owned(),
+            ),
+        ];
+        assert_eq!(
+            status_table(60.04, &pending),
+            "[  60.0s] still waiting for 2 resources:\n  Deployment/web  1/2 replicas updated, 0 available\n  Service/web     no ready endpoints"
         );
     }
 

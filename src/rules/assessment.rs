@@ -158,7 +158,7 @@ mod tests {
             Some((Succeeded, None)),
         );
         case(
-            Assessment::failed(Reason::CrashLoop, "1 of 1 pods crash looping"),
+            Assessment::failed(Reason::CrashLoop, "1 of 1 pod crash looping"),
             1,
             Some((Failed, Some(Reason::CrashLoop))),
         );

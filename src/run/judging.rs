@@ -12,7 +12,7 @@ use crate::cluster::watch::{self, Seen};
 use crate::cluster::{Connection, Kinds, logs};
 use crate::config::Config;
 use crate::manifest::Manifest;
-use crate::observe::{Observer, RunEvent};
+use crate::observe::{Observer, RunEvent, STATUS_EVERY};
 use crate::outcome::{Outcome, RunOutcome};
 use crate::rules::settle::{self, Settling};
 use crate::rules::{self, Assessment, ObjectKey, Snapshot, Target};
@@ -254,6 +254,7 @@ pub async fn judge_all(
     let mut listed = HashSet::new();
     let mut watchers_alive = true;
     let (view_tx, mut view_rx) = mpsc::channel(64);
+    let mut next_status = Instant::now() + STATUS_EVERY;
     loop {
         if let Some(l) = lookups.as_mut() {
             l.request(&snapshot, &view_tx).await;
@@ -359,6 +360,17 @@ pub async fn judge_all(
                 None => watchers_alive = false,
             },
             Some((image, view)) = view_rx.recv() => snapshot.set_registry_view(&image, view),
+            () = tokio::time::sleep_until(next_status) => {
+                next_status += STATUS_EVERY;
+                let pending = watched
+                    .iter()
+                    .map(|w| {
+                        let state = w.last_state.clone().unwrap_or_default();
+                        (w.pending.target.id.clone(), state)
+                    })
+                    .collect();
+                observer.event(start.elapsed(), RunEvent::Status(pending));
+            }
             () = tokio::time::sleep_until(next) => {}
         }
     }

@@ -631,7 +631,7 @@ mod deployment {
             (
                 Verdict::Failed,
                 Reason::ImageNotFound,
-                "1 of 3 new pods cannot pull their image: image \"ghcr.io/acme/web:v2\" not found (container web): failed to resolve reference \"ghcr.io/acme/web:v2\": ghcr.io/acme/web:v2: not found; all 3 use this image and none has it yet",
+                "1 of 3 new pods cannot pull its image: image \"ghcr.io/acme/web:v2\" not found (container web): failed to resolve reference \"ghcr.io/acme/web:v2\": ghcr.io/acme/web:v2: not found; all 3 use this image and none has it yet",
             ),
         );
         // Other nodes run the image (pulled before the tag went away): not proof enough.

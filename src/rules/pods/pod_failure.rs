@@ -27,15 +27,31 @@ pub struct Doom {
 
 impl Doom {
     /// How a count of pods reads with this doom: `2 of 3 pods crash looping`.
-    pub fn phrase(&self) -> &'static str {
-        match self.reason {
-            Reason::CrashLoop => "crash looping",
-            Reason::ContainerConfigError => "cannot create their containers",
-            Reason::ContainerCannotRun => "cannot run their containers",
-            Reason::InvalidImageName => "have an invalid image",
-            Reason::ImageNotFound | Reason::ImageUnauthorized => "cannot pull their image",
+    /// What the pods do, agreeing with how many do it (`1 of 3 pods cannot pull its
+    /// image`, `2 of 3 pods cannot pull their image`).
+    pub fn phrase(&self, one: bool) -> &'static str {
+        match (self.reason, one) {
+            (Reason::CrashLoop, _) => "crash looping",
+            (Reason::ContainerConfigError, true) => "cannot create its containers",
+            (Reason::ContainerConfigError, false) => "cannot create their containers",
+            (Reason::ContainerCannotRun, true) => "cannot run its containers",
+            (Reason::ContainerCannotRun, false) => "cannot run their containers",
+            (Reason::InvalidImageName, true) => "has an invalid image",
+            (Reason::InvalidImageName, false) => "have an invalid image",
+            (Reason::ImageNotFound | Reason::ImageUnauthorized, true) => "cannot pull its image",
+            (Reason::ImageNotFound | Reason::ImageUnauthorized, false) => "cannot pull their image",
             _ => "failing",
         }
+    }
+}
+
+/// `1 time`, `3 times`; `1 pod`, `2 pods`: counts read as a person writes them.
+pub fn count(n: impl Into<i64>, singular: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {singular}")
+    } else {
+        format!("{n} {singular}s")
     }
 }
 
@@ -99,7 +115,10 @@ fn container_doom(cs: &ContainerStatus) -> Option<(Reason, String)> {
             };
             Some((
                 Reason::CrashLoop,
-                format!("container {name} {exit}, restarted {restarts} times"),
+                format!(
+                    "container {name} {exit}, restarted {}",
+                    count(restarts, "time")
+                ),
             ))
         }
         "CreateContainerConfigError" if !is_transient_config_error(waiting_message) => Some((
@@ -148,6 +167,14 @@ pub fn container_ref(pod: &Pod, container: &str, status_image: Option<&str>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_read_as_a_person_writes_them() {
+        assert_eq!(count(1, "time"), "1 time");
+        assert_eq!(count(3, "time"), "3 times");
+        assert_eq!(count(0, "ready pod"), "0 ready pods");
+        assert_eq!(count(1, "ready pod"), "1 ready pod");
+    }
     use crate::rules::fixtures;
     use crate::rules::snapshot::typed;
     use serde_json::{Value, json};

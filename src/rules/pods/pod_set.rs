@@ -10,6 +10,15 @@ use crate::verdict::Reason;
 use k8s_openapi::api::core::v1::Pod;
 use std::collections::BTreeMap;
 
+/// `1 new pod`, `3 new pods`, `2 pods of the current template`: `noun` names one pod.
+fn pods(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {}", noun.replacen("pod", "pods", 1))
+    }
+}
+
 /// Dooms that belong to the image rather than to the pod: every node pulling the same
 /// reference from the same registry gets the same answer.
 const IMAGE_DOOMS: [Reason; 3] = [
@@ -75,6 +84,7 @@ impl PodSet {
         self.states.is_empty()
     }
 
+    /// `noun` is singular (`new pod`); it is counted as the pods are.
     /// A Failed assessment when the doomed pods meet `policy`, e.g.
     /// `1 of 3 pods crash looping: container web exited with code 3 (OOMKilled), ...`.
     pub fn failure(&self, policy: DoomPolicy, noun: &str) -> Option<Assessment> {
@@ -103,9 +113,9 @@ impl PodSet {
         };
         let same = doomed.iter().filter(|d| d.reason == first.reason).count();
         let mut message = format!(
-            "{same} of {} {noun} {}: {}",
-            self.states.len(),
-            first.phrase(),
+            "{same} of {} {}: {}",
+            pods(self.states.len(), noun),
+            first.phrase(same == 1),
             first.detail
         );
         if revision_wide {
@@ -128,7 +138,8 @@ impl PodSet {
             .min_by_key(|(r, _)| *r)?;
         let alike = self.states.iter().filter(|s| rank(s) == Some(best)).count();
         let summary = match state {
-            PodState::Doomed(d) => d.phrase(),
+            PodState::Doomed(d) => d.phrase(alike == 1),
+            PodState::Pulling(_) if alike == 1 => "waiting for its image",
             PodState::Pulling(_) => "waiting for their image",
             PodState::Unschedulable { .. } => "unschedulable",
             PodState::ReadinessFailing { .. } => "not ready",
@@ -137,8 +148,8 @@ impl PodSet {
         Some(Blocker {
             reason: state.pending_reason(),
             detail: format!(
-                "{alike} of {} {noun} {summary}: {}",
-                self.states.len(),
+                "{alike} of {} {summary}: {}",
+                pods(self.states.len(), noun),
                 state.detail()
             ),
             container: state.container(),
@@ -237,8 +248,8 @@ mod tests {
             fixtures::ready_status(),
             fixtures::ready_status(),
         ]);
-        assert_eq!(partial.failure(DoomPolicy::All, "new pods"), None);
-        let failed = partial.failure(DoomPolicy::Any, "pods").unwrap();
+        assert_eq!(partial.failure(DoomPolicy::All, "new pod"), None);
+        let failed = partial.failure(DoomPolicy::Any, "pod").unwrap();
         assert_eq!(
             failed.message(),
             "1 of 3 pods crash looping: container web exited with code 3 (OOMKilled), restarted 4 times"
@@ -246,7 +257,7 @@ mod tests {
         assert_eq!(failed.container().unwrap().pod, "web-7d4b9c-0");
 
         let all = set(vec![crash(), crash()])
-            .failure(DoomPolicy::All, "new pods")
+            .failure(DoomPolicy::All, "new pod")
             .unwrap();
         assert_eq!(all.reason(), Some(Reason::CrashLoop));
         assert!(
@@ -261,7 +272,7 @@ mod tests {
         let evicted = json!({"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."});
         let s = set(vec![fixtures::crash_loop_status(1, "Error", 2), evicted]);
         assert_eq!(s.len(), 1);
-        assert!(s.failure(DoomPolicy::All, "pods").is_some());
+        assert!(s.failure(DoomPolicy::All, "pod").is_some());
 
         let mut leaving = fixtures::rs_pod(
             "web-7d4b9c-z",
@@ -281,7 +292,7 @@ mod tests {
             fixtures::unschedulable_status(),
             fixtures::ready_status(),
         ]);
-        let b = s.blocker("new pods").unwrap();
+        let b = s.blocker("new pod").unwrap();
         assert_eq!(b.reason, Reason::Unschedulable);
         assert!(
             b.detail
@@ -294,6 +305,6 @@ mod tests {
             p.message()
                 .starts_with("2/3 replicas updated, 1 available; 1 of 3 new pods unschedulable")
         );
-        assert_eq!(set(vec![fixtures::ready_status()]).blocker("pods"), None);
+        assert_eq!(set(vec![fixtures::ready_status()]).blocker("pod"), None);
     }
 }

@@ -36,7 +36,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     let uid = ds.metadata.uid.as_deref().unwrap_or_default();
     let current = current_pods(&ds, uid, snapshot);
     let pods = PodSet::new(&current, snapshot);
-    if let Some(failed) = pods.failure(DoomPolicy::Any, "pods of the current template") {
+    if let Some(failed) = pods.failure(DoomPolicy::Any, "pod of the current template") {
         return failed;
     }
     let desired = status.desired_number_scheduled;
@@ -48,7 +48,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     }
     let counting = Counting::new(&current, snapshot);
     let Some(note) = counting.note() else {
-        return pending(progress, pods.blocker("pods of the current template"));
+        return pending(progress, pods.blocker("pod of the current template"));
     };
     let counted = counting.counted.len();
     let counted_i32 = i32::try_from(counted).unwrap_or(i32::MAX);
@@ -60,7 +60,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     }
     progress = format!("{progress}; {note}");
     let counted_pods = PodSet::new(&counting.counted, snapshot);
-    pending(progress, counted_pods.blocker("counted pods"))
+    pending(progress, counted_pods.blocker("counted pod"))
 }
 
 /// Pods of the current template: those carrying the hash of the newest ControllerRevision,
@@ -172,7 +172,7 @@ mod tests {
             ],
             (
                 Some(Reason::ReadinessFailing),
-                "2/3 nodes updated, 2 available; 1 of 1 pods of the current template not ready: container web is running but not ready",
+                "2/3 nodes updated, 2 available; 1 of 1 pod of the current template not ready: container web is running but not ready",
             ),
         );
     }
@@ -260,7 +260,7 @@ mod tests {
             objects,
             (
                 Some(Reason::CrashLoop),
-                "1 of 1 pods of the current template crash looping: container web exited with code 2, restarted 3 times",
+                "1 of 1 pod of the current template crash looping: container web exited with code 2, restarted 3 times",
             ),
         );
         // an old-template pod crashing is not this rollout's failure; without any

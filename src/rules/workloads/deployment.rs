@@ -64,7 +64,7 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         })
         .sum();
     let pods = PodSet::new(&new_pods, snapshot);
-    if let Some(failed) = pods.failure(DoomPolicy::All, "new pods") {
+    if let Some(failed) = pods.failure(DoomPolicy::All, "new pod") {
         return failed;
     }
 
@@ -128,7 +128,7 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
             None => Assessment::succeeded(progress),
         };
     }
-    let blocker = pods.blocker("new pods");
+    let blocker = pods.blocker("new pod");
     if let Some(c) = progress_deadline_exceeded(&dep, target) {
         let seconds = spec.progress_deadline_seconds.unwrap_or(600);
         let mut message = format!(
@@ -570,7 +570,7 @@ mod tests {
             old_rs(3),
             new_pod(0, pull),
         ];
-        let expected = "1/3 replicas updated, 3 available; no progress for 600s (ProgressDeadlineExceeded): ReplicaSet \"web-7d4b9c\" has timed out progressing; 1 of 1 new pods waiting for their image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible";
+        let expected = "1/3 replicas updated, 3 available; no progress for 600s (ProgressDeadlineExceeded): ReplicaSet \"web-7d4b9c\" has timed out progressing; 1 of 1 new pod waiting for its image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible";
         case(
             &target(),
             objects.clone(),
@@ -583,7 +583,7 @@ mod tests {
             objects,
             (
                 Some(Reason::ImagePullBackoff),
-                "1/3 replicas updated, 3 available; 1 of 1 new pods waiting for their image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible",
+                "1/3 replicas updated, 3 available; 1 of 1 new pod waiting for its image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible",
             ),
         );
     }

@@ -2,6 +2,7 @@
 //! controller is bound to act on, fails; pods all doomed fail early.
 
 use crate::rules::assessment::Assessment;
+use crate::rules::pods::pod_failure::count;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::workloads::generation::unreadable;
@@ -66,12 +67,15 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         if (limit == 0 && restarts > 0) || (limit > 0 && restarts >= limit) {
             return Assessment::failed(
                 Reason::JobFailed,
-                format!("containers restarted {restarts} times, backoffLimit is {limit}"),
+                format!(
+                    "containers restarted {}, backoffLimit is {limit}",
+                    count(restarts, "time")
+                ),
             );
         }
     }
     let pod_set = PodSet::new(&pods, snapshot);
-    if let Some(failed) = pod_set.failure(DoomPolicy::All, "pods") {
+    if let Some(failed) = pod_set.failure(DoomPolicy::All, "pod") {
         return failed;
     }
     if spec.suspend == Some(true) {
@@ -81,7 +85,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     let progress = format!(
         "{active} active, {succeeded}/{completions} succeeded, {failed} failed (backoffLimit {limit})"
     );
-    pending(progress, pod_set.blocker("pods"))
+    pending(progress, pod_set.blocker("pod"))
 }
 
 fn restarts_of_live_pods(pods: &[Pod]) -> i32 {
@@ -229,7 +233,7 @@ mod tests {
             ],
             (
                 Some(Reason::ContainerConfigError),
-                "1 of 1 pods cannot create their containers: container web cannot be created: secret \"db-url\" not found",
+                "1 of 1 pod cannot create its containers: container web cannot be created: secret \"db-url\" not found",
             ),
         );
         case(
@@ -239,7 +243,7 @@ mod tests {
             ],
             (
                 Some(Reason::Unschedulable),
-                "1 active, 0/1 succeeded, 0 failed (backoffLimit 6); 1 of 1 pods unschedulable: 0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+                "1 active, 0/1 succeeded, 0 failed (backoffLimit 6); 1 of 1 pod unschedulable: 0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
             ),
         );
     }

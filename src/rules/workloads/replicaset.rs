@@ -30,7 +30,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         .map(|u| snapshot.children(u))
         .unwrap_or_default();
     let pods = PodSet::new(&pods, snapshot);
-    if let Some(failed) = pods.failure(DoomPolicy::All, "pods") {
+    if let Some(failed) = pods.failure(DoomPolicy::All, "pod") {
         return failed;
     }
     let ready = status.ready_replicas.unwrap_or(0);
@@ -39,7 +39,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     if status.replicas == desired && ready == desired && available == desired {
         Assessment::succeeded(progress)
     } else {
-        pending(progress, pods.blocker("pods"))
+        pending(progress, pods.blocker("pod"))
     }
 }
 

@@ -42,7 +42,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         .filter(|p| label(p, REVISION_LABEL) == Some(update_revision.as_str()))
         .collect();
     let pods = PodSet::new(&pods, snapshot);
-    let noun = format!("pods of revision {update_revision}");
+    let noun = format!("pod of revision {update_revision}");
     if let Some(failed) = pods.failure(DoomPolicy::Any, &noun) {
         return failed;
     }
@@ -177,7 +177,7 @@ mod tests {
             ],
             (
                 Some(Reason::CrashLoop),
-                "1 of 1 pods of revision db-7b8f6d5c9d crash looping: container web exited with code 137 (OOMKilled), restarted 6 times",
+                "1 of 1 pod of revision db-7b8f6d5c9d crash looping: container web exited with code 137 (OOMKilled), restarted 6 times",
             ),
         );
         case(
