@@ -74,6 +74,9 @@ pub struct Outcome {
     pub message: String,
     /// Where the resource is declared.
     pub source: Option<SourceSpan>,
+    /// The file a rendered document came from (helm's `# Source:`, kustomize's origin),
+    /// when the manifests were rendered before deploy-action read them.
+    pub origin: Option<String>,
     /// Where the failure points: the `image:` line for image reasons, else the document.
     pub annotation_source: Option<SourceSpan>,
     pub container: Option<ContainerRef>,

@@ -45,6 +45,7 @@ use serde_json::{Map, Value, json};
 /// | `.reason` | string or null | a reason word from the vocabulary, `null` when succeeded |
 /// | `.message` | string | what happened, verbatim (may be empty, may span lines) |
 /// | `.file`, `.line` | string/number or null | where the resource's document starts (1-based line) |
+/// | `.origin` | string, optional | the file a rendered document came from (helm's `# Source:`, kustomize's origin annotation) |
 /// | `.annotation` | object, optional | `{file, line}` the failure points at (e.g. the `image:` line); present only when it differs from the document |
 /// | `.container` | object, optional | `{pod, container, image}` (`image` may be null); present only when a container is known |
 /// | `.seconds` | number | from the apply to the verdict, rounded to 0.1 |
@@ -73,6 +74,9 @@ fn resource(outcome: &Outcome) -> Value {
     map.insert("message".into(), json!(outcome.message));
     map.insert("file".into(), json!(source.map(|s| &s.file)));
     map.insert("line".into(), json!(source.map(|s| s.line)));
+    if let Some(origin) = &outcome.origin {
+        map.insert("origin".into(), json!(origin));
+    }
     if let Some(annotation) = outcome
         .annotation_source
         .as_ref()

@@ -10,6 +10,7 @@ mod evidence;
 mod lifecycle;
 pub mod limits;
 mod markdown;
+mod origins;
 mod outputs;
 mod paths;
 mod render;
@@ -28,6 +29,7 @@ pub use commands::{escape_data, escape_property, mask_command, workflow_commands
 pub use context::{ActionsContext, ContextError, Repository};
 pub use error::GithubError;
 pub use lifecycle::{CheckRun, Finished, UPDATE_INTERVAL, Update};
+pub use origins::locate;
 pub use outputs::{output_lines, step_summary};
 pub use render::{Stage, annotations, check_output, conclusion, redact_run, summary, text, title};
 pub use retry::RetryPolicy;

@@ -12,7 +12,7 @@ pub(super) fn repo_relative(
     working_dir: Option<&str>,
 ) -> Option<String> {
     let file = slashes(file.trim());
-    if file.is_empty() || file == "-" {
+    if file.is_empty() || file == "-" || file == crate::manifest::STDIN_NAME {
         return None;
     }
     let joined = match (working_dir, is_absolute(&file)) {

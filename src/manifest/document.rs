@@ -24,6 +24,10 @@ pub struct Manifest {
     pub name: String,
     pub namespace: Option<String>,
     pub images: Vec<ImageLine>,
+    /// The file this document was rendered from, as the renderer named it: helm's
+    /// `# Source: chart/templates/x.yaml` comment, or kustomize's
+    /// `config.kubernetes.io/origin` annotation. Lets `-f -` point at a repository file.
+    pub origin: Option<String>,
     pointer_lines: PointerLines,
 }
 
@@ -69,6 +73,7 @@ impl Manifest {
             name,
             namespace,
             images,
+            origin: None,
             object,
             pointer_lines: lines,
         }

@@ -84,8 +84,13 @@ fn parse_source(source: &Source, manifests: &mut Vec<Manifest>, problems: &mut V
     for error in &stream.errors {
         problems.push(yaml_problem(&source.name, error));
     }
+    let first = manifests.len();
     for document in stream.documents {
         collect_objects(&source.name, document, manifests, problems);
+    }
+    let lines: Vec<&str> = source.text.lines().collect();
+    for m in &mut manifests[first..] {
+        m.origin = super::origin::of(&lines, m.line, &m.object);
     }
 }
 

@@ -8,6 +8,7 @@ mod duration;
 mod error;
 mod json;
 mod load;
+mod origin;
 mod scalar;
 mod source;
 mod validate;

@@ -175,7 +175,7 @@ impl Publisher {
             return published;
         };
         let secrets: Vec<String> = self.token.into_iter().collect();
-        let run = github::redact_run(run, &secrets);
+        let run = github::locate(&github::redact_run(run, &secrets), &ctx);
         let check = self.check.lock().await.take();
         let mut check_run_written = false;
         if let Some(check) = check {

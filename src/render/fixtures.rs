@@ -48,6 +48,7 @@ pub fn succeeded(resource: ResourceId, file: &str, line: usize, seconds: f64) ->
         reason: None,
         message: String::new(),
         source: span(file, line),
+        origin: None,
         annotation_source: None,
         container: None,
         seconds,
@@ -71,6 +72,7 @@ pub fn missing_image() -> Outcome {
         reason: Some(Reason::ImageNotFound),
         message: format!("image {image} does not exist: {pull_error}"),
         source: span("k8s/web.yaml", 1),
+        origin: None,
         annotation_source: span("k8s/web.yaml", 21),
         container: container(pod, "web", image),
         seconds: 3.07,
@@ -156,6 +158,7 @@ pub fn crash_loop() -> Outcome {
                   restarted 4 times\nmemory limit 256Mi"
                 .to_owned(),
         source: span("k8s/api.yaml", 1),
+        origin: None,
         annotation_source: span("k8s/api.yaml", 1),
         container: container(pods[0], "api", "ghcr.io/acme/api:2.7.0"),
         seconds: 48.66,
@@ -184,6 +187,7 @@ pub fn slow_registry() -> Outcome {
                   the registry is rate limiting (429 Too Many Requests)"
             .to_owned(),
         source: span("k8s/worker.yaml", 1),
+        origin: None,
         annotation_source: span("k8s/worker.yaml", 18),
         container: container(pod, "worker", "docker.io/acme/worker:3.0.1"),
         seconds: 300.04,

@@ -123,6 +123,7 @@ pub fn outcome(
         message,
         annotation_source: (annotation != source).then_some(annotation),
         source: Some(source),
+        origin: manifest.origin.clone(),
         container,
         seconds: (seconds * 10.0).round() / 10.0,
         events,
