@@ -48,14 +48,16 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("failed to read registry config {}", path.display()))?;
             Some(
-                crate::registry::Credentials::from_docker_config_json(&text).with_context(
-                    || {
-                        format!(
-                            "failed to read registry credentials from {}",
-                            path.display()
-                        )
-                    },
-                )?,
+                crate::registry::Credentials::from_runner_docker_config(
+                    &text,
+                    crate::registry::CredentialHelpers::on_path(),
+                )
+                .with_context(|| {
+                    format!(
+                        "failed to read registry credentials from {}",
+                        path.display()
+                    )
+                })?,
             )
         }
         None => None,

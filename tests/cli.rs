@@ -632,3 +632,81 @@ fn help_shows_examples_exit_codes_and_the_annotations_read() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_asks_the_docker_credential_helper_named_by_the_registry_config() {
+    use base64::Engine as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    use wiremock::matchers::{header, method, path_regex};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    // Only the helper's credentials see that the image is missing; anonymously it is denied,
+    // which `check` merely warns about.
+    let registry = MockServer::start().await;
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("ci:s3cret")
+    );
+    let unknown = r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}"#;
+    Mock::given(path_regex("^/v2/.+$"))
+        .and(header("authorization", basic.as_str()))
+        .respond_with(
+            ResponseTemplate::new(404)
+                .set_body_string(unknown)
+                .insert_header("Content-Type", "application/json"),
+        )
+        .with_priority(1)
+        .mount(&registry)
+        .await;
+    Mock::given(method("HEAD"))
+        .and(path_regex("^/v2/.+$"))
+        .respond_with(
+            ResponseTemplate::new(401).insert_header("www-authenticate", r#"Basic realm="test""#),
+        )
+        .with_priority(10)
+        .mount(&registry)
+        .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let helper = bin.join("docker-credential-fake");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\nread -r url\n[ \"$url\" = \"{}\" ] || {{ echo 'credentials not found in native keychain'; exit 1; }}\nprintf '{{\"ServerURL\":\"%s\",\"Username\":\"ci\",\"Secret\":\"s3cret\"}}' \"$url\"\n",
+            registry.address()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("config.json"), r#"{"credsStore": "fake"}"#).unwrap();
+    let image = format!("{}/shop/web:never-pushed", registry.address());
+    std::fs::write(dir.path().join("web.yaml"), deployment("web", &image)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = tokio::process::Command::new(BIN)
+        .args([
+            "check",
+            "-f",
+            "web.yaml",
+            "--registry-config",
+            "config.json",
+        ])
+        .args(["--report", "report.json"])
+        .current_dir(dir.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_TOKEN")
+        .env("KUBECONFIG", "/nonexistent")
+        .env("NO_COLOR", "1")
+        .env("PATH", path)
+        .output()
+        .await
+        .unwrap();
+    assert_exit(&out, 1);
+    let r = report(&dir.path().join("report.json"));
+    assert_eq!(r["resources"][0]["reason"], "image_not_found");
+    assert!(!text(&out.stderr).contains("s3cret"));
+}

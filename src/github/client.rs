@@ -2,17 +2,22 @@
 //! handling) with a retry of our own: octocrab is built without its `retry` feature, whose
 //! default repeats any 5xx at once, POSTs included. A create or an annotation batch is
 //! never repeated blindly: after an ambiguous failure we first look whether it landed.
+//! The loop is `backon`'s, on the schedule of [`RetryPolicy::backoff`]; what GitHub asks for
+//! (`Retry-After`, the quota reset) adjusts each wait.
 
 use super::context::{ActionsContext, Repository};
 use super::error::{GithubError, error_chain};
 use super::retry::{self, Decision, Failure, RateHeaders, RetryPolicy};
 use super::wire::{CheckRunInfo, CheckRunList, CreateCheckRun, UpdateCheckRun};
 use crate::render::{redact, redact_json};
+use backon::Retryable as _;
 use octocrab::Octocrab;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 const CREATE: &str = "create the check run";
@@ -75,15 +80,26 @@ struct Answer {
     body: String,
 }
 
-/// The outcome of one attempt, judged.
-enum Step<T> {
-    Done(T),
-    Fail(GithubError),
-    /// Try again after the delay. `ambiguous`: the request may have been processed.
-    Retry {
-        delay: Duration,
-        ambiguous: bool,
-    },
+/// Why one attempt did not succeed.
+enum Failed {
+    /// Final at once: an answer that could not be read, or a look-up that failed.
+    Final(GithubError),
+    /// No answer: the request may or may not have been processed.
+    Transport(String),
+    /// A non-2xx answer, retried if [`retry::decide_after`] says so.
+    Status(Answer),
+}
+
+impl Failed {
+    /// Whether the request may have been processed: a rate-limited request was refused,
+    /// not processed, so repeating it is safe.
+    fn ambiguous(&self) -> bool {
+        match self {
+            Failed::Final(_) => false,
+            Failed::Transport(_) => true,
+            Failed::Status(a) => !retry::is_rate_limited(a.status, &a.headers, &a.body),
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -154,28 +170,21 @@ impl GithubClient {
         &self,
         body: &CreateCheckRun,
     ) -> Result<CheckRunInfo, GithubError> {
-        let path = format!("{}/check-runs", self.repo_path());
-        let value = self.body(CREATE, body)?;
-        let mut attempt = 1;
-        loop {
-            let answer = self.attempt(Method::Post, &path, Some(&value)).await;
-            match self.judge(CREATE, answer, attempt) {
-                Step::Done(info) => return Ok(info),
-                Step::Fail(e) => return Err(e),
-                Step::Retry { delay, ambiguous } => {
-                    tokio::time::sleep(delay).await;
-                    if ambiguous {
-                        let found = self
-                            .find_check_run(&body.head_sha, &body.name, &body.external_id)
-                            .await?;
-                        if let Some(found) = found {
-                            return Ok(found);
-                        }
-                    }
+        let path = &format!("{}/check-runs", self.repo_path());
+        let value = &self.body(CREATE, body)?;
+        self.retrying(CREATE, |after_ambiguous| async move {
+            if after_ambiguous {
+                let found = self
+                    .find_check_run(&body.head_sha, &body.name, &body.external_id)
+                    .await
+                    .map_err(Failed::Final)?;
+                if let Some(found) = found {
+                    return Ok(found);
                 }
             }
-            attempt += 1;
-        }
+            self.attempt(CREATE, Method::Post, path, Some(value)).await
+        })
+        .await
     }
 
     /// Updates check run `id`. Annotations are appended by GitHub, so after an ambiguous
@@ -187,27 +196,22 @@ impl GithubClient {
         body: &UpdateCheckRun,
         annotations_before: usize,
     ) -> Result<CheckRunInfo, GithubError> {
-        let path = format!("{}/check-runs/{id}", self.repo_path());
-        let value = self.body(UPDATE, body)?;
+        let path = &format!("{}/check-runs/{id}", self.repo_path());
+        let value = &self.body(UPDATE, body)?;
         let batch = body.output.annotations.len();
-        let mut attempt = 1;
-        loop {
-            let answer = self.attempt(Method::Patch, &path, Some(&value)).await;
-            match self.judge(UPDATE, answer, attempt) {
-                Step::Done(info) => return Ok(info),
-                Step::Fail(e) => return Err(e),
-                Step::Retry { delay, ambiguous } => {
-                    tokio::time::sleep(delay).await;
-                    if ambiguous && batch > 0 {
-                        let now: CheckRunInfo = self.call(FIND, Method::Get, &path).await?;
-                        if now.output.annotations_count >= annotations_before + batch {
-                            return Ok(now);
-                        }
-                    }
+        self.retrying(UPDATE, |after_ambiguous| async move {
+            if after_ambiguous && batch > 0 {
+                let now: CheckRunInfo = self
+                    .call(FIND, Method::Get, path)
+                    .await
+                    .map_err(Failed::Final)?;
+                if now.output.annotations_count >= annotations_before + batch {
+                    return Ok(now);
                 }
             }
-            attempt += 1;
-        }
+            self.attempt(UPDATE, Method::Patch, path, Some(value)).await
+        })
+        .await
     }
 
     /// The check run named `name` on `head_sha` whose `external_id` is ours, if any.
@@ -238,15 +242,66 @@ impl GithubClient {
         method: Method,
         path: &str,
     ) -> Result<T, GithubError> {
-        let mut attempt = 1;
-        loop {
-            let answer = self.attempt(method, path, None).await;
-            match self.judge(what, answer, attempt) {
-                Step::Done(value) => return Ok(value),
-                Step::Fail(e) => return Err(e),
-                Step::Retry { delay, .. } => tokio::time::sleep(delay).await,
+        self.retrying(what, |_| self.attempt(what, method, path, None))
+            .await
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the policy says stop. Its
+    /// argument says whether the previous attempt failed in a way that may have been
+    /// processed, so it can look before repeating itself.
+    async fn retrying<T, F, Fut>(
+        &self,
+        what: &'static str,
+        mut attempt: F,
+    ) -> Result<T, GithubError>
+    where
+        F: FnMut(bool) -> Fut,
+        Fut: Future<Output = Result<T, Failed>>,
+    {
+        let after_ambiguous = AtomicBool::new(false);
+        let too_long = Mutex::new(None);
+        let result = (|| attempt(after_ambiguous.swap(false, Ordering::Relaxed)))
+            .retry(self.retry.backoff())
+            .sleep(tokio::time::sleep)
+            .when(|failed| !matches!(failed, Failed::Final(_)))
+            .adjust(|failed, backoff| {
+                let (failure, now) = match failed {
+                    Failed::Final(_) => return None,
+                    Failed::Transport(_) => {
+                        (Failure::Transport, jiff::Timestamp::now().as_second())
+                    }
+                    Failed::Status(answer) => (
+                        Failure::Status {
+                            status: answer.status,
+                            headers: &answer.headers,
+                            message: &answer.body,
+                        },
+                        answer
+                            .date
+                            .unwrap_or_else(|| jiff::Timestamp::now().as_second()),
+                    ),
+                };
+                match retry::decide_after(&self.retry, failure, backoff, now) {
+                    Decision::Retry(delay) => Some(delay),
+                    Decision::TooLong(wait) => {
+                        *too_long.lock().unwrap_or_else(|e| e.into_inner()) = Some(wait);
+                        None
+                    }
+                    Decision::GiveUp => None,
+                }
+            })
+            .notify(|failed, _| after_ambiguous.store(failed.ambiguous(), Ordering::Relaxed))
+            .await;
+        match result {
+            Ok(value) => Ok(value),
+            Err(Failed::Final(e)) => Err(e),
+            Err(Failed::Transport(detail)) => Err(GithubError::Transport { what, detail }),
+            Err(Failed::Status(answer)) => {
+                match *too_long.lock().unwrap_or_else(|e| e.into_inner()) {
+                    Some(wait) => Err(GithubError::RateLimited { what, wait }),
+                    None => Err(self.status_error(what, &answer)),
+                }
             }
-            attempt += 1;
         }
     }
 
@@ -263,7 +318,30 @@ impl GithubClient {
         Ok(redact_json(&value, &self.secrets))
     }
 
-    async fn attempt(
+    /// One request, its answer decoded on success.
+    async fn attempt<T: DeserializeOwned>(
+        &self,
+        what: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<T, Failed> {
+        let answer = self
+            .send(method, path, body)
+            .await
+            .map_err(Failed::Transport)?;
+        if !(200..300).contains(&answer.status) {
+            return Err(Failed::Status(answer));
+        }
+        serde_json::from_str(&answer.body).map_err(|e| {
+            Failed::Final(GithubError::Decode {
+                what,
+                detail: e.to_string(),
+            })
+        })
+    }
+
+    async fn send(
         &self,
         method: Method,
         path: &str,
@@ -300,53 +378,6 @@ impl GithubClient {
             date,
             body,
         })
-    }
-
-    fn judge<T: DeserializeOwned>(
-        &self,
-        what: &'static str,
-        answer: Result<Answer, String>,
-        attempt: u32,
-    ) -> Step<T> {
-        let answer = match answer {
-            Ok(a) if (200..300).contains(&a.status) => {
-                return match serde_json::from_str(&a.body) {
-                    Ok(value) => Step::Done(value),
-                    Err(e) => Step::Fail(GithubError::Decode {
-                        what,
-                        detail: e.to_string(),
-                    }),
-                };
-            }
-            Ok(a) => a,
-            Err(detail) => {
-                let now = jiff::Timestamp::now().as_second();
-                return match retry::decide(&self.retry, Failure::Transport, attempt, now) {
-                    Decision::Retry(delay) => Step::Retry {
-                        delay,
-                        ambiguous: true,
-                    },
-                    Decision::GiveUp | Decision::TooLong(_) => {
-                        Step::Fail(GithubError::Transport { what, detail })
-                    }
-                };
-            }
-        };
-        let failure = Failure::Status {
-            status: answer.status,
-            headers: &answer.headers,
-            message: &answer.body,
-        };
-        // A rate-limited request was refused, not processed: repeating it is safe.
-        let ambiguous = !retry::is_rate_limited(answer.status, &answer.headers, &answer.body);
-        let now = answer
-            .date
-            .unwrap_or_else(|| jiff::Timestamp::now().as_second());
-        match retry::decide(&self.retry, failure, attempt, now) {
-            Decision::Retry(delay) => Step::Retry { delay, ambiguous },
-            Decision::TooLong(wait) => Step::Fail(GithubError::RateLimited { what, wait }),
-            Decision::GiveUp => Step::Fail(self.status_error(what, &answer)),
-        }
     }
 
     fn status_error(&self, what: &'static str, answer: &Answer) -> GithubError {

@@ -2,7 +2,12 @@
 //! answer. GitHub asks clients to honour `Retry-After`, to wait for `x-ratelimit-reset` when
 //! the quota is spent, and to back off at least a minute on secondary rate limits; retrying
 //! at once (octocrab's default) only deepens a rate limit.
+//!
+//! The schedule (how many attempts, the doubling back-off and its cap) is a `backon`
+//! [`ExponentialBuilder`] driven by the client's retry loop; this module only reads what an
+//! answer asks for on top of the back-off it is handed.
 
+use backon::ExponentialBuilder;
 use std::time::Duration;
 
 /// How persistent to be. Delays are fields so tests can make them tiny.
@@ -30,6 +35,18 @@ impl Default for RetryPolicy {
             secondary_min: Duration::from_secs(60),
             max_wait: Duration::from_secs(300),
         }
+    }
+}
+
+impl RetryPolicy {
+    /// The back-off between attempts: `base_delay` doubling up to `max_backoff`, for
+    /// `max_attempts - 1` retries. No jitter: the waits stay exactly what the tests pin.
+    pub(crate) fn backoff(&self) -> ExponentialBuilder {
+        ExponentialBuilder::new()
+            .with_min_delay(self.base_delay)
+            .with_factor(2.0)
+            .with_max_delay(self.max_backoff)
+            .with_max_times(usize::try_from(self.max_attempts.saturating_sub(1)).unwrap_or(0))
     }
 }
 
@@ -72,19 +89,32 @@ pub(crate) fn is_rate_limited(status: u16, headers: &RateHeaders, message: &str)
                 || message.to_ascii_lowercase().contains("rate limit")))
 }
 
-/// The decision after attempt number `attempt` (1-based) failed. `now_unix` is the
-/// current time in seconds since the epoch (best taken from the answer's `Date`, the
-/// clock `x-ratelimit-reset` is on).
+/// The decision after attempt number `attempt` (1-based) failed: [`decide_after`] with
+/// that attempt's back-off from a fresh schedule.
+#[cfg(test)]
 pub(crate) fn decide(
     policy: &RetryPolicy,
     failure: Failure<'_>,
     attempt: u32,
     now_unix: i64,
 ) -> Decision {
-    if attempt >= policy.max_attempts {
+    let nth = usize::try_from(attempt.saturating_sub(1)).unwrap_or(usize::MAX);
+    let backoff = backon::BackoffBuilder::build(policy.backoff()).nth(nth);
+    decide_after(policy, failure, backoff, now_unix)
+}
+
+/// The decision after a failed attempt, given the schedule's next back-off (`None`: out of
+/// attempts). `now_unix` is the current time in seconds since the epoch (best taken from
+/// the answer's `Date`, the clock `x-ratelimit-reset` is on).
+pub(crate) fn decide_after(
+    policy: &RetryPolicy,
+    failure: Failure<'_>,
+    backoff: Option<Duration>,
+    now_unix: i64,
+) -> Decision {
+    let Some(backoff) = backoff else {
         return Decision::GiveUp;
-    }
-    let backoff = backoff(policy, attempt);
+    };
     let (status, headers, message) = match failure {
         Failure::Transport => return Decision::Retry(backoff),
         Failure::Status {
@@ -124,14 +154,6 @@ pub(crate) fn decide(
     } else {
         Decision::Retry(wait)
     }
-}
-
-fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
-    let factor = 2_u32.saturating_pow(attempt.saturating_sub(1));
-    policy
-        .base_delay
-        .saturating_mul(factor)
-        .min(policy.max_backoff)
 }
 
 /// `Retry-After` as seconds or as an HTTP date.

@@ -107,8 +107,9 @@ impl Registry {
         })
     }
 
-    /// Whether `image` exists for `creds` (the entry matching its registry is used; none means
-    /// anonymous).
+    /// Whether `image` exists for `creds` (the entry matching its registry is used, its
+    /// credential helper asked first if it names one; none means anonymous). A helper that
+    /// fails makes the image `Unreachable`: it could not be asked as configured.
     pub async fn lookup(&self, image: &str, creds: Option<&Credentials>) -> Lookup {
         let image = match ImageRef::parse(image) {
             Ok(image) => image,
@@ -121,8 +122,20 @@ impl Registry {
                 };
             }
         };
+        // Before the lookup's own budget starts: a helper has its own, and answers once a run.
+        let auth = match creds {
+            Some(c) => match c.resolve(&image).await {
+                Ok(auth) => auth,
+                Err(e) => {
+                    return Lookup::Unreachable {
+                        detail: e.to_string(),
+                    };
+                }
+            },
+            None => None,
+        };
+        let auth = auth.as_ref();
         let deadline = Instant::now() + self.timeout;
-        let auth = creds.and_then(|c| c.auth_for(&image));
         match tokio::time::timeout_at(deadline, self.ask(&image, auth, deadline)).await {
             Ok(Ok(answer) | Err(answer)) => answer,
             Err(_) => Lookup::Unreachable {
@@ -191,6 +204,9 @@ impl Registry {
                 let token = token::fetch(&self.transport, &request, auth, deadline).await?;
                 let how = match auth {
                     Some(Auth::Basic { username, .. }) => format!("issued to user {username:?}"),
+                    Some(Auth::IdentityToken { .. }) => {
+                        "issued for the credential helper's identity token".to_string()
+                    }
                     _ => "issued anonymously".to_string(),
                 };
                 Presented::Bearer { token, how }

@@ -1,11 +1,18 @@
 //! Registry credentials read from docker config JSON (and the Kubernetes pull Secrets that carry
 //! it), matched to an image the way the kubelet matches imagePullSecrets. Secrets never reach a
 //! Debug or error message.
+//!
+//! The runner's own docker config may also name credential helpers (`credHelpers` per host,
+//! `credsStore` for every host without inline auth), asked only when a lookup needs them.
+//! Pull Secrets never run helpers: the kubelet reads only their `auths`, and a Secret read
+//! from the cluster must not choose what the runner executes.
 
 use base64::Engine as _;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 use std::fmt;
+
+use super::helper::{CredentialHelpers, HelperError};
 
 use super::pattern::Pattern;
 use super::reference::ImageRef;
@@ -35,6 +42,8 @@ pub enum CredentialsError {
     MissingKey { key: &'static str },
     #[error("secret key {key:?} is not valid base64")]
     SecretBase64 { key: &'static str },
+    #[error("credential helper name {name:?} is not a plain name")]
+    HelperName { name: String },
 }
 
 /// What to present to one registry.
@@ -46,6 +55,11 @@ pub enum Auth {
     },
     /// `registrytoken` in a docker config: sent as a bearer token as it is.
     Bearer {
+        token: String,
+    },
+    /// A credential helper's identity token (Username `<token>`): an OAuth2 refresh token,
+    /// traded at the registry's token realm for an access token, as docker does.
+    IdentityToken {
         token: String,
     },
 }
@@ -62,37 +76,107 @@ impl fmt::Debug for Auth {
                 .debug_struct("Bearer")
                 .field("token", &"<redacted>")
                 .finish(),
+            Auth::IdentityToken { .. } => f
+                .debug_struct("IdentityToken")
+                .field("token", &"<redacted>")
+                .finish(),
         }
     }
+}
+
+/// Where an entry's credentials come from.
+#[derive(Clone)]
+enum Source {
+    Inline(Auth),
+    /// `credHelpers`: the named helper, asked when an image needs it.
+    Helper(String),
 }
 
 #[derive(Clone)]
 struct Entry {
     key: String,
     pattern: Pattern,
-    auth: Auth,
+    source: Source,
 }
 
 /// Credentials for any number of registries, in the order they were given.
 #[derive(Clone, Default)]
 pub struct Credentials {
     entries: Vec<Entry>,
+    /// `credsStore`: asked for any registry no entry matches.
+    store: Option<String>,
+    /// How helpers run, with the answers of this run; `None` for configs that name none.
+    helpers: Option<CredentialHelpers>,
 }
 
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Credentials")
             .field("registries", &self.registries())
+            .field("store", &self.store)
             .finish()
     }
 }
 
 impl Credentials {
-    /// `~/.docker/config.json` or a `.dockerconfigjson`: `{"auths": {"host": {...}}}`.
+    /// A `.dockerconfigjson`: `{"auths": {"host": {...}}}`. `credsStore` and `credHelpers`
+    /// are ignored, as the kubelet ignores them; a config that has only them holds nothing.
     pub fn from_docker_config_json(json: &str) -> Result<Self, CredentialsError> {
         let value: Value = serde_json::from_str(json).map_err(CredentialsError::Json)?;
-        let auths = value.get("auths").ok_or(CredentialsError::NoAuths)?;
-        Self::from_auths(auths)
+        match value.get("auths") {
+            Some(auths) => Self::from_auths(auths),
+            None if names_helpers(&value) => Ok(Credentials::default()),
+            None => Err(CredentialsError::NoAuths),
+        }
+    }
+
+    /// The runner's `~/.docker/config.json`: `auths`, and the credential helpers it names,
+    /// run through `helpers` when a lookup needs them. `auths` may be absent when a helper
+    /// is named.
+    pub fn from_runner_docker_config(
+        json: &str,
+        helpers: CredentialHelpers,
+    ) -> Result<Self, CredentialsError> {
+        let value: Value = serde_json::from_str(json).map_err(CredentialsError::Json)?;
+        let mut creds = match value.get("auths") {
+            Some(auths) => Self::from_auths(auths)?,
+            None if names_helpers(&value) => Credentials::default(),
+            None => return Err(CredentialsError::NoAuths),
+        };
+        let plain = |name: &str| -> Result<String, CredentialsError> {
+            let ok = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && name != "."
+                && name != "..";
+            ok.then(|| name.to_string())
+                .ok_or_else(|| CredentialsError::HelperName {
+                    name: name.to_string(),
+                })
+        };
+        let mut per_host = Vec::new();
+        if let Some(map) = value.get("credHelpers").and_then(Value::as_object) {
+            for (key, helper) in map {
+                let Some(helper) = helper.as_str().filter(|h| !h.is_empty()) else {
+                    continue;
+                };
+                per_host.push(Entry {
+                    key: key.clone(),
+                    pattern: Pattern::from_key(key),
+                    source: Source::Helper(plain(helper)?),
+                });
+            }
+        }
+        // Before the inline entries: for the same host, docker asks `credHelpers` first.
+        per_host.append(&mut creds.entries);
+        creds.entries = per_host;
+        creds.store = match value.get("credsStore").and_then(Value::as_str) {
+            Some(store) if !store.is_empty() => Some(plain(store)?),
+            _ => None,
+        };
+        creds.helpers = Some(helpers);
+        Ok(creds)
     }
 
     /// The legacy `.dockercfg` format: the `auths` map without its wrapper.
@@ -144,6 +228,12 @@ impl Credentials {
     /// first of a Pod's imagePullSecrets does.
     pub fn merge(&mut self, other: Credentials) {
         self.entries.extend(other.entries);
+        if self.store.is_none() {
+            self.store = other.store;
+        }
+        if self.helpers.is_none() {
+            self.helpers = other.helpers;
+        }
     }
 
     /// The config keys we hold credentials for, for reports. No secrets.
@@ -151,9 +241,32 @@ impl Credentials {
         self.entries.iter().map(|e| e.key.as_str()).collect()
     }
 
-    /// The credentials a kubelet would present when pulling `image`: exact hosts before
-    /// wildcards, longer repository prefixes before shorter, then first given.
+    /// The credentials to present for `image`: the entry a kubelet would pick (exact hosts
+    /// before wildcards, longer repository prefixes before shorter, then first given), its
+    /// helper asked if it names one; with no entry, the `credsStore`. `Ok(None)`: anonymous.
+    pub async fn resolve(&self, image: &ImageRef) -> Result<Option<Auth>, HelperError> {
+        let helper = match self.best(image).map(|e| &e.source) {
+            Some(Source::Inline(auth)) => return Ok(Some(auth.clone())),
+            Some(Source::Helper(helper)) => helper,
+            None => match &self.store {
+                Some(store) => store,
+                None => return Ok(None),
+            },
+        };
+        let helpers = self.helpers.clone().unwrap_or_default();
+        helpers.get(helper, &server_url(image)).await
+    }
+
+    /// The inline credentials a kubelet would present when pulling `image`.
+    #[cfg(test)]
     pub fn auth_for(&self, image: &ImageRef) -> Option<&Auth> {
+        match &self.best(image)?.source {
+            Source::Inline(auth) => Some(auth),
+            Source::Helper(_) => None,
+        }
+    }
+
+    fn best(&self, image: &ImageRef) -> Option<&Entry> {
         self.entries
             .iter()
             .enumerate()
@@ -163,7 +276,7 @@ impl Credentials {
                 let path_len = e.pattern.path.as_ref().map_or(0, String::len);
                 (wildcard, std::cmp::Reverse(path_len), *index)
             })
-            .map(|(_, e)| &e.auth)
+            .map(|(_, e)| e)
     }
 
     fn from_auths(auths: &Value) -> Result<Self, CredentialsError> {
@@ -175,11 +288,28 @@ impl Credentials {
                 entries.push(Entry {
                     key: key.clone(),
                     pattern: Pattern::from_key(key),
-                    auth,
+                    source: Source::Inline(auth),
                 });
             }
         }
-        Ok(Credentials { entries })
+        Ok(Credentials {
+            entries,
+            ..Credentials::default()
+        })
+    }
+}
+
+fn names_helpers(config: &Value) -> bool {
+    config.get("credsStore").is_some() || config.get("credHelpers").is_some()
+}
+
+/// The server a helper is asked about, as docker names it: the registry host (with its port),
+/// or Docker Hub's legacy index URL.
+fn server_url(image: &ImageRef) -> String {
+    if image.registry() == super::reference::DOCKER_HUB {
+        "https://index.docker.io/v1/".to_string()
+    } else {
+        image.registry().to_string()
     }
 }
 
@@ -456,6 +586,118 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn helpers_answer_for_their_hosts_and_the_store_for_the_rest() {
+        use crate::registry::helper::tests::{FakeHelpers, answering};
+        let fake = FakeHelpers::new(&[
+            (
+                "gcloud",
+                &answering("eu.gcr.io", "oauth2accesstoken", "ya29.gcr"),
+            ),
+            (
+                "desktop",
+                &answering("https://index.docker.io/v1/", "hubuser", "hubpass"),
+            ),
+        ]);
+        let config = json!({
+            "auths": {
+                "registry.local": {"auth": b64("ci:inline")},
+                "quay.io": {}
+            },
+            "credHelpers": {"eu.gcr.io": "gcloud", "registry.local": "gcloud"},
+            "credsStore": "desktop"
+        });
+        let creds =
+            Credentials::from_runner_docker_config(&config.to_string(), fake.helpers()).unwrap();
+        let resolve = |image: &str| {
+            let image = ImageRef::parse(image).unwrap();
+            let creds = creds.clone();
+            async move { creds.resolve(&image).await }
+        };
+        assert_eq!(
+            resolve("eu.gcr.io/acme/api:1").await,
+            Ok(Some(basic("oauth2accesstoken", "ya29.gcr")))
+        );
+        // credHelpers wins over the inline entry of the same host, as in docker; the helper
+        // has nothing for it, so the lookup is anonymous.
+        assert_eq!(resolve("registry.local/shop/web").await, Ok(None));
+        assert_eq!(
+            resolve("nginx").await,
+            Ok(Some(basic("hubuser", "hubpass")))
+        );
+        // The store for a host it holds nothing for: "credentials not found", anonymous.
+        assert_eq!(resolve("quay.io/acme/worker").await, Ok(None));
+        let calls = std::fs::read_to_string(fake.dir.path().join("calls")).unwrap();
+        assert_eq!(
+            calls,
+            "eu.gcr.io\nregistry.local\nhttps://index.docker.io/v1/\nquay.io\n"
+        );
+
+        // A missing helper is an error naming it and the host; other hosts are unaffected.
+        let config = json!({"auths": {"registry.local": {"auth": b64("ci:inline")}},
+                            "credsStore": "not-installed"});
+        let creds =
+            Credentials::from_runner_docker_config(&config.to_string(), fake.helpers()).unwrap();
+        let err = creds
+            .resolve(&ImageRef::parse("ghcr.io/acme/api").unwrap())
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "credential helper docker-credential-not-installed for ghcr.io: not installed"
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            creds
+                .resolve(&ImageRef::parse("registry.local/shop/web").unwrap())
+                .await,
+            Ok(Some(basic("ci", "inline")))
+        );
+    }
+
+    #[test]
+    fn helper_only_configs_are_accepted_and_pull_secrets_run_no_helper() {
+        let store_only = r#"{"credsStore": "desktop"}"#;
+        let creds =
+            Credentials::from_runner_docker_config(store_only, CredentialHelpers::on_path())
+                .unwrap();
+        assert_eq!(creds.store.as_deref(), Some("desktop"));
+        let helpers_only = r#"{"credHelpers": {"eu.gcr.io": "gcloud"}}"#;
+        let creds =
+            Credentials::from_runner_docker_config(helpers_only, CredentialHelpers::on_path())
+                .unwrap();
+        assert_eq!(creds.registries(), ["eu.gcr.io"]);
+
+        // The kubelet reads only `auths`: a Secret naming helpers holds nothing.
+        let creds = Credentials::from_docker_config_json(store_only).unwrap();
+        assert!(creds.store.is_none() && creds.helpers.is_none());
+        let creds = Credentials::from_docker_config_json(helpers_only).unwrap();
+        assert!(creds.registries().is_empty());
+
+        for bad in ["../../bin/sh", "a/b", ""] {
+            let config = json!({"credHelpers": {"eu.gcr.io": bad}, "credsStore": bad});
+            let result = Credentials::from_runner_docker_config(
+                &config.to_string(),
+                CredentialHelpers::on_path(),
+            );
+            if bad.is_empty() {
+                assert!(result.is_ok(), "an empty name names no helper");
+            } else {
+                assert_eq!(
+                    result.unwrap_err().to_string(),
+                    format!("credential helper name {bad:?} is not a plain name")
+                );
+            }
+        }
+        assert_eq!(
+            Credentials::from_runner_docker_config("{}", CredentialHelpers::on_path())
+                .unwrap_err()
+                .to_string(),
+            "docker config has no \"auths\" object"
+        );
+    }
+
     #[test]
     fn debug_never_shows_secrets() {
         let config = json!({"auths": {
@@ -463,10 +705,14 @@ mod tests {
             "tokens.example.com": {"registrytoken": "hunter2-token"}
         }});
         let creds = Credentials::from_docker_config_json(&config.to_string()).unwrap();
-        let printed = format!(
-            "{creds:?} {:?} {:#?}",
-            creds.entries[0].auth, creds.entries[1].auth
-        );
+        let auth = |i: usize| match &creds.entries[i].source {
+            Source::Inline(auth) => auth.clone(),
+            Source::Helper(_) => unreachable!(),
+        };
+        let identity = Auth::IdentityToken {
+            token: "hunter2-identity".into(),
+        };
+        let printed = format!("{creds:?} {:?} {:#?} {identity:?}", auth(0), auth(1));
         assert!(!printed.contains("hunter2"), "{printed}");
         assert!(
             printed.contains("registry.local")

@@ -527,3 +527,76 @@ async fn lookup_all_answers_each_distinct_image() {
     .into();
     assert_eq!(answers, expected);
 }
+
+#[tokio::test]
+async fn a_credential_helpers_answer_is_what_the_token_service_sees() {
+    use super::helper::tests::{FakeHelpers, answering};
+    let server = MockServer::start().await;
+    token_registry(&server).await;
+    // An identity token is traded as an OAuth2 refresh token, POSTed as a form.
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .and(|request: &Request| {
+            let form: BTreeMap<String, String> = url_form(&String::from_utf8_lossy(&request.body));
+            form.get("grant_type").map(String::as_str) == Some("refresh_token")
+                && form.get("refresh_token").map(String::as_str) == Some("refresh-me")
+                && form.get("service").map(String::as_str) == Some("registry.local")
+                && form.get("scope").map(String::as_str) == Some("repository:shop/web:pull")
+                && request
+                    .headers
+                    .get("content-type")
+                    .is_some_and(|v| v == "application/x-www-form-urlencoded")
+        })
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"access_token": "full-grant"})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let fake = FakeHelpers::new(&[
+        ("vault", &answering(&host(&server), "ci", "s3cret")),
+        ("acr", &answering(&host(&server), "<token>", "refresh-me")),
+    ]);
+    let registry = Registry::new(options()).unwrap();
+    let image = format!("{}/shop/web:1.0", host(&server));
+    let exists = Lookup::Exists {
+        digest: Some(DIGEST.into()),
+    };
+
+    let config = json!({"credHelpers": {host(&server): "vault"}});
+    let creds =
+        Credentials::from_runner_docker_config(&config.to_string(), fake.helpers()).unwrap();
+    assert_eq!(registry.lookup(&image, Some(&creds)).await, exists);
+    assert_eq!(registry.lookup(&image, Some(&creds)).await, exists);
+
+    let config = json!({"auths": {"registry.local": {"auth": b64("x:y")}}, "credsStore": "acr"});
+    let creds =
+        Credentials::from_runner_docker_config(&config.to_string(), fake.helpers()).unwrap();
+    assert_eq!(registry.lookup(&image, Some(&creds)).await, exists);
+    let calls = std::fs::read_to_string(fake.dir.path().join("calls")).unwrap();
+    assert_eq!(
+        calls.lines().collect::<Vec<_>>(),
+        [host(&server), host(&server)],
+        "each helper asked once for the host, as docker passes it"
+    );
+
+    // A helper that fails: the image cannot be confirmed, and the detail says why.
+    let config = json!({"credsStore": "gone"});
+    let creds =
+        Credentials::from_runner_docker_config(&config.to_string(), fake.helpers()).unwrap();
+    let Lookup::Unreachable { detail } = registry.lookup(&image, Some(&creds)).await else {
+        panic!("expected Unreachable")
+    };
+    assert!(
+        detail.starts_with(&format!(
+            "credential helper docker-credential-gone for {}: not installed",
+            host(&server)
+        )),
+        "{detail}"
+    );
+}
+
+fn url_form(body: &str) -> BTreeMap<String, String> {
+    let url = reqwest::Url::parse(&format!("http://form.invalid/?{body}")).unwrap();
+    url.query_pairs().into_owned().collect()
+}

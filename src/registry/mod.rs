@@ -3,6 +3,7 @@
 
 mod client;
 mod credentials;
+mod helper;
 mod lookup;
 mod pattern;
 mod reference;
@@ -19,6 +20,7 @@ mod testing;
 
 pub use client::{Registry, RegistryOptions};
 pub use credentials::{Auth, Credentials, CredentialsError};
+pub use helper::{CredentialHelpers, HelperError};
 pub use lookup::Lookup;
 pub use reference::{DOCKER_HUB, ImageRef, ReferenceError};
 pub use transport::RegistryError;

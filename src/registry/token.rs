@@ -45,6 +45,10 @@ pub(crate) async fn fetch(
         Some(Auth::Basic { username, password }) => Some((username.as_str(), password.as_str())),
         _ => None,
     };
+    let identity = match auth {
+        Some(Auth::IdentityToken { token }) => Some(token.as_str()),
+        _ => None,
+    };
     // A registry may name any realm; credentials only travel there over TLS unless the realm
     // host is one we would talk plain HTTP to anyway.
     let realm_host = realm.host_str().unwrap_or_default();
@@ -52,7 +56,7 @@ pub(crate) async fn fetch(
         Some(port) => format!("{realm_host}:{port}"),
         None => realm_host.to_string(),
     };
-    if basic.is_some()
+    if (basic.is_some() || identity.is_some())
         && realm.scheme() != "https"
         && !transport.allows_plain_http(&realm_authority)
     {
@@ -69,9 +73,28 @@ pub(crate) async fn fetch(
         query.push(("service", service));
     }
     let what = format!("token request to {realm}");
+    // An identity token is an OAuth2 refresh token: POSTed as a form, as docker does.
+    let form = identity.map(|refresh_token| {
+        let mut form = vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_id", "deploy-action"),
+        ];
+        form.extend(query.iter().copied());
+        form_urlencoded(&form)
+    });
     let response = transport
         .send(
             |client| {
+                if let Some(form) = &form {
+                    return client
+                        .post(realm.clone())
+                        .header(
+                            reqwest::header::CONTENT_TYPE,
+                            "application/x-www-form-urlencoded",
+                        )
+                        .body(form.clone());
+                }
                 let builder = client.get(realm.clone()).query(&query);
                 match basic {
                     Some((username, password)) => builder.basic_auth(username, Some(password)),
@@ -89,6 +112,8 @@ pub(crate) async fn fetch(
     })?;
     let who = if basic.is_some() {
         "the credentials"
+    } else if identity.is_some() {
+        "the identity token"
     } else {
         "anonymous access"
     };
@@ -121,4 +146,11 @@ pub(crate) async fn fetch(
             detail: format!("{what}: {}", response::error_detail(status, &body)),
         }),
     }
+}
+
+/// `application/x-www-form-urlencoded`, by the URL parser's own query serializer.
+fn form_urlencoded(pairs: &[(&str, &str)]) -> String {
+    let mut url = reqwest::Url::parse("http://form.invalid/").expect("a constant URL parses");
+    url.query_pairs_mut().extend_pairs(pairs);
+    url.query().unwrap_or_default().to_string()
 }

@@ -1,9 +1,12 @@
 //! HTTP to registries: a ring-backed rustls client, the http/https choice per host, and the
-//! retry loop for 429/5xx that turns what cannot be answered into `Lookup::Unreachable`.
+//! retries (`backon`, with `Retry-After` and the lookup's deadline adjusting each wait) for
+//! 429/5xx that turn what cannot be answered into `Lookup::Unreachable`.
 
+use backon::{ExponentialBuilder, Retryable as _};
 use reqwest::{RequestBuilder, Response};
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -46,6 +49,25 @@ pub(crate) struct RetryPolicy {
     pub max_retries: u32,
     /// First backoff for a 5xx (or a 429 without `Retry-After`); doubles each time.
     pub base_delay: Duration,
+}
+
+impl RetryPolicy {
+    /// `base_delay` doubling, uncapped (the lookup's deadline bounds it), `max_retries` times.
+    fn backoff(&self) -> ExponentialBuilder {
+        ExponentialBuilder::new()
+            .with_min_delay(self.base_delay)
+            .with_factor(2.0)
+            .without_max_delay()
+            .with_max_times(usize::try_from(self.max_retries).unwrap_or(usize::MAX))
+    }
+}
+
+/// Why one try did not give an answer to hand back.
+enum Failed {
+    /// No answer at all: not retried.
+    Final(Lookup),
+    /// 429 or 5xx.
+    Transient(Response),
 }
 
 #[derive(Debug)]
@@ -102,40 +124,55 @@ impl Transport {
         what: &str,
         deadline: Instant,
     ) -> Result<Response, Lookup> {
-        let mut attempt = 0;
-        loop {
-            let response = build(&self.client)
-                .send()
-                .await
-                .map_err(|e| Lookup::Unreachable {
+        let tries = AtomicU32::new(0);
+        let (tries_ref, client, build) = (&tries, &self.client, &build);
+        let result = (move || async move {
+            tries_ref.fetch_add(1, Ordering::Relaxed);
+            let response = build(client).send().await.map_err(|e| {
+                Failed::Final(Lookup::Unreachable {
                     detail: format!("{what}: {}", describe(&e)),
-                })?;
-            let status = response.status();
-            if !is_transient(status) {
-                return Ok(response);
+                })
+            })?;
+            if is_transient(response.status()) {
+                Err(Failed::Transient(response))
+            } else {
+                Ok(response)
             }
-            let tries = attempt + 1;
-            if attempt >= self.retry.max_retries {
-                let detail =
-                    response::error_detail(status, &response.bytes().await.unwrap_or_default());
-                return Err(Lookup::Unreachable {
-                    detail: format!("{what}: after {tries} tries, {detail}"),
-                });
-            }
-            let hinted = response::retry_after(response.headers());
-            let wait = hinted
-                .unwrap_or_else(|| self.retry.base_delay.saturating_mul(1 << attempt.min(16)));
-            if Instant::now() + wait > deadline {
-                let hint = hinted
-                    .map(|d| format!(", asked to retry after {}s", d.as_secs()))
-                    .unwrap_or_default();
-                return Err(Lookup::Unreachable {
-                    detail: format!("{what}: HTTP {status}{hint}, past the lookup timeout"),
-                });
-            }
-            tokio::time::sleep(wait).await;
-            attempt += 1;
+        })
+        .retry(self.retry.backoff())
+        .sleep(tokio::time::sleep)
+        .when(|failed| matches!(failed, Failed::Transient(_)))
+        .adjust(|failed, backoff| {
+            let Failed::Transient(response) = failed else {
+                return None;
+            };
+            // Out of retries first: then the answer is given up on whatever it asks.
+            let backoff = backoff?;
+            let wait = response::retry_after(response.headers()).unwrap_or(backoff);
+            (Instant::now() + wait <= deadline).then_some(wait)
+        })
+        .await;
+        let response = match result {
+            Ok(response) => return Ok(response),
+            Err(Failed::Final(lookup)) => return Err(lookup),
+            Err(Failed::Transient(response)) => response,
+        };
+        let status = response.status();
+        let tries = tries.load(Ordering::Relaxed);
+        if tries > self.retry.max_retries {
+            let detail =
+                response::error_detail(status, &response.bytes().await.unwrap_or_default());
+            return Err(Lookup::Unreachable {
+                detail: format!("{what}: after {tries} tries, {detail}"),
+            });
         }
+        // Stopped with retries left: the wait would have run past the deadline.
+        let hint = response::retry_after(response.headers())
+            .map(|d| format!(", asked to retry after {}s", d.as_secs()))
+            .unwrap_or_default();
+        Err(Lookup::Unreachable {
+            detail: format!("{what}: HTTP {status}{hint}, past the lookup timeout"),
+        })
     }
 }
 
@@ -193,6 +230,25 @@ mod tests {
             expected,
             "{host} with insecure {insecure:?}"
         );
+    }
+
+    #[test]
+    fn back_off_doubles_from_the_base_for_each_retry_allowed() {
+        let policy = RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+        };
+        let waits: Vec<Duration> = backon::BackoffBuilder::build(policy.backoff()).collect();
+        assert_eq!(
+            waits,
+            [500, 1000, 2000].map(Duration::from_millis),
+            "no jitter, no cap below the lookup's deadline"
+        );
+        let none = RetryPolicy {
+            max_retries: 0,
+            ..policy
+        };
+        assert_eq!(backon::BackoffBuilder::build(none.backoff()).count(), 0);
     }
 
     #[test]
