@@ -86,11 +86,26 @@ pub struct Outcome {
     pub logs: Option<LogTail>,
 }
 
+/// What `check` found in the registries, image by distinct image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ImageTally {
+    /// Distinct images named by the manifests.
+    pub images: usize,
+    /// The registry says they do not exist (or the reference is invalid).
+    pub missing: usize,
+    /// The registry could not be asked or would not say (denied, unreachable).
+    pub unconfirmed: usize,
+    /// `false` with `--image-preflight off`: nothing was asked.
+    pub looked_up: bool,
+}
+
 /// The whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunOutcome {
     pub result: RunResult,
     pub dry_run: bool,
+    /// Set by `check` (no cluster): the run is about images, not a deploy.
+    pub images: Option<ImageTally>,
     /// Seconds the run took, start to verdict.
     pub seconds: f64,
     pub outcomes: Vec<Outcome>,
@@ -102,9 +117,16 @@ impl RunOutcome {
         RunOutcome {
             result,
             dry_run,
+            images: None,
             seconds,
             outcomes,
         }
+    }
+
+    /// This run as `check`'s: what the registries said of its images.
+    pub fn with_images(mut self, tally: ImageTally) -> Self {
+        self.images = Some(tally);
+        self
     }
 
     pub fn count(&self, verdict: Verdict) -> usize {

@@ -38,6 +38,7 @@ use serde_json::{Map, Value, json};
 /// | `result` | string | `success`, `failure` or `timed_out` (exit code 0, 1, 70) |
 /// | `dry_run` | bool | `true` when only server-side validation ran |
 /// | `seconds` | number | run time, rounded to 0.1 |
+/// | `images` | object, `check` only | `{images, missing, unconfirmed, looked_up}`: distinct images and what their registries said |
 /// | `resources` | array | one entry per resource, in manifest order |
 /// | `.api_version`, `.kind`, `.name` | string | the resource as the manifest names it |
 /// | `.namespace` | string or null | `null` for cluster-scoped kinds |
@@ -53,12 +54,19 @@ use serde_json::{Map, Value, json};
 /// Optional keys are absent rather than null, so `jq '.resources[].container.image'` still
 /// works; every other key is always present.
 pub fn to_json(run: &RunOutcome) -> Value {
-    json!({
+    let mut report = json!({
         "result": run.result.as_str(),
         "dry_run": run.dry_run,
         "seconds": round_tenths(run.seconds),
         "resources": run.outcomes.iter().map(resource).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(t) = &run.images {
+        report["images"] = json!({
+            "images": t.images, "missing": t.missing,
+            "unconfirmed": t.unconfirmed, "looked_up": t.looked_up,
+        });
+    }
+    report
 }
 
 fn resource(outcome: &Outcome) -> Value {

@@ -38,16 +38,22 @@ pub fn mask_command(secret: &str) -> String {
 }
 
 /// `::error file=F,line=L,title=T::message` per failed resource and `::warning ...` per
-/// timed-out one, at most 10 per level: past that the last one says how many more.
+/// timed-out or unvalidated one, at most 10 per level: past that the last one says how
+/// many more.
 /// `file`/`line` are left out when the manifest is not in the repository.
 pub fn workflow_commands(run: &RunOutcome, ctx: &ActionsContext) -> Vec<String> {
     let problems = problems(run);
     let mut lines = Vec::new();
-    for (verdict, level, noun) in [
-        (Verdict::Failed, "error", "failed"),
-        (Verdict::TimedOut, "warning", "timed out"),
+    // GitHub shows 10 commands per level and step: timeouts and unvalidated resources
+    // share the warning level, so they share its 10.
+    for (failed, level, noun) in [
+        (true, "error", "failed"),
+        (false, "warning", "timed out or could not be validated"),
     ] {
-        let of_level: Vec<_> = problems.iter().filter(|o| o.verdict == verdict).collect();
+        let of_level: Vec<_> = problems
+            .iter()
+            .filter(|o| (o.verdict == Verdict::Failed) == failed)
+            .collect();
         let (shown, folded) = limits::commands_per_level(of_level.len());
         for outcome in &of_level[..shown] {
             let mut properties = Vec::new();

@@ -18,10 +18,10 @@ const BLOCK_MAX: usize = 16 * 1024;
 
 /// The Markdown section of one failed or timed-out resource in the check run's `text`.
 pub(super) fn section(outcome: &Outcome, with_ns: bool, ctx: &ActionsContext) -> String {
-    let icon = if outcome.verdict == Verdict::TimedOut {
-        "⏱"
-    } else {
-        "❌"
+    let icon = match outcome.verdict {
+        Verdict::TimedOut => "⏱",
+        Verdict::Unfinished => "⚠️",
+        _ => "❌",
     };
     let what = problem_title(outcome);
     let what = match (&outcome.resource.namespace, with_ns) {

@@ -72,7 +72,9 @@ pub fn title(run: &RunOutcome, stage: Stage) -> String {
     .into_iter()
     .filter_map(|(verdict, word)| problem_phrase(run, verdict, word))
     .collect();
-    let body = if stage == Stage::InProgress && run.outcomes.is_empty() {
+    let body = if let Some(t) = &run.images {
+        terminal::summary::image_counts(t)
+    } else if stage == Stage::InProgress && run.outcomes.is_empty() {
         "waiting for the first verdict".to_owned()
     } else if !problems.is_empty() && unfinished > 0 && !run.dry_run {
         format!("{}; {unfinished} unfinished", problems.join("; "))
@@ -166,7 +168,7 @@ pub fn text(run: &RunOutcome, ctx: &ActionsContext) -> Option<String> {
     Some(limits::text(out.trim_end()))
 }
 
-/// One annotation per failed (`failure`) or timed-out (`warning`) resource, on the line the
+/// One annotation per failed (`failure`), timed-out or unvalidated (`warning`) resource, on the line the
 /// failure points at (the `image:` line for image reasons), when that file is in the
 /// repository: annotations need a path.
 pub fn annotations(run: &RunOutcome, ctx: &ActionsContext) -> Vec<Annotation> {
@@ -180,8 +182,8 @@ pub fn annotations(run: &RunOutcome, ctx: &ActionsContext) -> Vec<Annotation> {
                 start_line: line,
                 end_line: line,
                 annotation_level: match outcome.verdict {
-                    Verdict::TimedOut => AnnotationLevel::Warning,
-                    _ => AnnotationLevel::Failure,
+                    Verdict::Failed => AnnotationLevel::Failure,
+                    _ => AnnotationLevel::Warning,
                 },
                 message: limits::annotation_field(&message(outcome)),
                 title: Some(limits::title(&problem_title(outcome))),
@@ -210,14 +212,13 @@ pub fn redact_run(run: &RunOutcome, secrets: &[String]) -> RunOutcome {
     run
 }
 
-/// Failed then timed-out outcomes, manifest order within each. Unfinished resources are
-/// not problems to fix: the table lists them with their reason.
+/// Failed, then timed-out, then unvalidated outcomes, manifest order within each. Those
+/// left unfinished by fail fast are not problems to fix: the table lists them.
 pub(super) fn problems(run: &RunOutcome) -> Vec<&Outcome> {
-    by_severity(
-        run.outcomes
-            .iter()
-            .filter(|o| matches!(o.verdict, Verdict::Failed | Verdict::TimedOut)),
-    )
+    by_severity(run.outcomes.iter().filter(|o| {
+        matches!(o.verdict, Verdict::Failed | Verdict::TimedOut)
+            || o.reason == Some(Reason::NotValidated)
+    }))
 }
 
 /// `Image not found: Deployment/web`, `Timed out: registry slow: Deployment/worker`.

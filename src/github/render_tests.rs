@@ -402,3 +402,65 @@ fn secrets_are_masked_before_rendering() {
     assert!(all.contains("db password *** rejected"));
     assert!(all.contains("connecting with ***"));
 }
+
+#[test]
+fn check_speaks_of_images_and_warns_about_the_ones_it_could_not_confirm() {
+    let run = fixtures::check_run();
+    case_title(
+        &run,
+        Stage::Completed,
+        "3 images found, 1 missing, 1 could not be confirmed",
+    );
+    let headline = crate::render::summary(&run, &crate::render::Style::PLAIN);
+    assert!(
+        headline.starts_with(
+            "CHECK FAILED: 3 images found, 1 missing, 1 could not be confirmed; 2 manifests valid"
+        ),
+        "{headline}"
+    );
+    assert!(
+        headline.contains("Images not confirmed by their registry (1):"),
+        "{headline}"
+    );
+    assert!(
+        headline.contains("Valid (1):\n  Deployment/api"),
+        "{headline}"
+    );
+    let commands = workflow_commands(&run, &ctx());
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    assert!(
+        commands[0].starts_with("::error file=k8s/web.yaml,line=21,"),
+        "{commands:?}"
+    );
+    assert!(
+        commands[1].starts_with("::warning file=k8s/worker.yaml,line=18,"),
+        "{commands:?}"
+    );
+    let levels: Vec<_> = annotations(&run, &ctx())
+        .into_iter()
+        .map(|a| a.annotation_level)
+        .collect();
+    assert_eq!(levels, [AnnotationLevel::Failure, AnnotationLevel::Warning]);
+    // Images that passed stay in the report.
+    let report = crate::report::to_json(&run);
+    assert_eq!(report["resources"][2]["verdict"], "succeeded");
+    assert_eq!(
+        report["resources"][2]["message"],
+        "manifest valid; found ghcr.io/acme/api:3.2"
+    );
+
+    let unsure = RunOutcome::new(false, 0.1, run.outcomes[1..].to_vec()).with_images(
+        crate::outcome::ImageTally {
+            images: 2,
+            missing: 0,
+            unconfirmed: 1,
+            looked_up: true,
+        },
+    );
+    assert_eq!(conclusion(&unsure, false), Conclusion::Neutral);
+    assert!(
+        crate::render::summary(&unsure, &crate::render::Style::PLAIN).starts_with(
+            "CHECK UNCONFIRMED: 2 images found, none missing, 1 could not be confirmed"
+        )
+    );
+}

@@ -340,6 +340,37 @@ pub fn dry_run_not_validated() -> RunOutcome {
     RunOutcome::new(true, 0.2, vec![ns, web])
 }
 
+/// `check` (no cluster): three distinct images, one missing, one whose registry denied the
+/// runner, one found.
+pub fn check_run() -> RunOutcome {
+    let missing = missing_image();
+    let mut doubtful = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "worker"),
+        "k8s/worker.yaml",
+        1,
+        0.0,
+    );
+    doubtful.verdict = Verdict::Unfinished;
+    doubtful.reason = Some(Reason::NotValidated);
+    doubtful.message = "manifest valid; the registry could not confirm registry.acme.io/worker:7 (401 Unauthorized): the nodes may still pull it".to_owned();
+    doubtful.annotation_source = span("k8s/worker.yaml", 18);
+    let mut found = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "api"),
+        "k8s/api.yaml",
+        1,
+        0.0,
+    );
+    found.message = "manifest valid; found ghcr.io/acme/api:3.2".to_owned();
+    RunOutcome::new(false, 0.4, vec![missing, doubtful, found]).with_images(
+        crate::outcome::ImageTally {
+            images: 3,
+            missing: 1,
+            unconfirmed: 1,
+            looked_up: true,
+        },
+    )
+}
+
 /// The API server refusing a Deployment without an image, as `kubectl apply --dry-run=server` sees it.
 pub fn dry_run_rejected() -> RunOutcome {
     let mut rejected = succeeded(

@@ -7,7 +7,7 @@ use super::duration;
 use super::sanitize::{sanitize, sanitized_lines};
 use super::style::{Style, Tone};
 use crate::outcome::{EventLine, LogTail, Outcome, RunOutcome};
-use crate::verdict::{RunResult, Verdict};
+use crate::verdict::{Reason, RunResult, Verdict};
 use std::collections::BTreeSet;
 
 /// Events shown per resource; the newest matter, older ones are usually the same story.
@@ -42,7 +42,7 @@ pub fn summary(run: &RunOutcome, style: &Style) -> String {
         .collect();
     if !successes.is_empty() {
         out.push(String::new());
-        success_list(&mut out, run.dry_run, &successes, with_ns, style);
+        success_list(&mut out, run, &successes, with_ns, style);
     }
     out.join("\n")
 }
@@ -81,6 +81,17 @@ fn run_headline(run: &RunOutcome, style: &Style) -> String {
     let succeeded = run.count(Verdict::Succeeded);
     let unfinished = run.count(Verdict::Unfinished);
     let tone = Tone::of_result(run.result);
+
+    if let Some(t) = run.images {
+        let label = match run.result {
+            RunResult::Failure => "CHECK FAILED",
+            _ if t.unconfirmed > 0 => "CHECK UNCONFIRMED",
+            _ => "CHECK PASSED",
+        };
+        let label = style.paint_bold(tone, label);
+        let valid = plural(succeeded + unfinished, "manifest valid", "manifests valid");
+        return format!("{label}: {}; {valid}", image_counts(&t));
+    }
 
     if run.dry_run && run.result == RunResult::Success {
         let what = plural(succeeded + unfinished, "resource", "resources");
@@ -241,7 +252,13 @@ fn unfinished_lists(out: &mut Vec<String>, run: &RunOutcome, with_ns: bool, styl
     }
     for reason in reasons {
         let group: Vec<&&Outcome> = unfinished.iter().filter(|o| o.reason == reason).collect();
-        let title = reason.map_or("Unfinished", |r| r.title());
+        let title = match reason {
+            Some(Reason::NotValidated) if run.images.is_some() => {
+                "Images not confirmed by their registry"
+            }
+            Some(r) => r.title(),
+            None => "Unfinished",
+        };
         out.push(String::new());
         out.push(style.paint_bold(Tone::TimedOut, &format!("{title} ({}):", group.len())));
         let names: Vec<String> = group
@@ -259,12 +276,14 @@ fn unfinished_lists(out: &mut Vec<String>, run: &RunOutcome, with_ns: bool, styl
 
 fn success_list(
     out: &mut Vec<String>,
-    dry_run: bool,
+    run: &RunOutcome,
     successes: &[&Outcome],
     with_ns: bool,
     style: &Style,
 ) {
-    let title = if dry_run {
+    let title = if run.images.is_some() {
+        "Valid"
+    } else if run.dry_run {
         "Passed server validation"
     } else {
         "Succeeded"
@@ -284,6 +303,24 @@ fn success_list(
         );
         out.push(format!("  {name}{pad}  {time}"));
     }
+}
+
+/// `3 images found, 1 missing`, `2 images found, none missing, 1 could not be confirmed`,
+/// `2 images not looked up`: what `check` learnt, shared with the check run's title.
+pub fn image_counts(t: &crate::outcome::ImageTally) -> String {
+    if !t.looked_up {
+        return format!("{} not looked up", plural(t.images, "image", "images"));
+    }
+    let missing = if t.missing == 0 {
+        "none missing".to_owned()
+    } else {
+        format!("{} missing", t.missing)
+    };
+    let mut out = format!("{} found, {missing}", plural(t.images, "image", "images"));
+    if t.unconfirmed > 0 {
+        out.push_str(&format!(", {} could not be confirmed", t.unconfirmed));
+    }
+    out
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -76,6 +76,10 @@ pub struct PreflightReport {
     pub checked: usize,
     /// With `require`: images whose registry could not be reached ("image: why").
     pub unconfirmed: Vec<String>,
+    /// Images the registry would not confirm (denied, unreachable), with why.
+    pub doubtful: BTreeMap<String, String>,
+    /// Distinct images the registry says do not exist, or are not valid references.
+    pub missing: usize,
 }
 
 /// Look up every distinct image of the manifests in parallel.
@@ -115,15 +119,16 @@ pub fn judge_preflight(
     };
     for (image, lookup) in answers {
         match lookup {
-            Lookup::Exists { .. } | Lookup::Missing { .. } | Lookup::Invalid { .. } => {}
-            Lookup::Denied { detail } | Lookup::Unreachable { detail }
-                if mode == Preflight::Auto =>
-            {
-                report.warnings.push(format!(
-                    "could not confirm image {image}: {detail} (the nodes may still pull it)"
-                ));
+            Lookup::Exists { .. } => {}
+            Lookup::Missing { .. } | Lookup::Invalid { .. } => report.missing += 1,
+            Lookup::Denied { detail } | Lookup::Unreachable { detail } => {
+                report.doubtful.insert(image.clone(), detail.clone());
+                if mode == Preflight::Auto {
+                    report.warnings.push(format!(
+                        "could not confirm image {image}: {detail} (the nodes may still pull it)"
+                    ));
+                }
             }
-            Lookup::Denied { .. } | Lookup::Unreachable { .. } => {}
         }
     }
     for m in manifests {

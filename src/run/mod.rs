@@ -12,7 +12,7 @@ use crate::cluster::{Connection, Kinds};
 use crate::config::{Config, Mode};
 use crate::manifest::{self, Manifest, Problem};
 use crate::observe::{Observer, RunEvent};
-use crate::outcome::RunOutcome;
+use crate::outcome::{Outcome, RunOutcome};
 use tokio::time::Instant;
 
 /// Why a run could not start. All of these exit 2: nothing was applied.
@@ -113,47 +113,98 @@ pub async fn check(
             resources: manifests.len(),
         },
     );
-    let mode = if config.image_preflight == images::Preflight::Off {
-        images::Preflight::Off
-    } else {
-        config.image_preflight
-    };
-    if let Some(stopped) = preflight(manifests, access, mode, start, observer).await? {
-        return Ok(stopped);
+    let mode = config.image_preflight;
+    let report = images::preflight(
+        manifests,
+        &access.registry,
+        access.credentials.as_ref(),
+        mode,
+    )
+    .await;
+    if mode != images::Preflight::Off {
+        observer.event(start.elapsed(), RunEvent::ImagesChecked(report.checked));
     }
+    for w in &report.warnings {
+        observer.event(start.elapsed(), RunEvent::Warning(w.clone()));
+    }
+    if !report.unconfirmed.is_empty() {
+        return Err(RunError::Unconfirmed(report.unconfirmed));
+    }
+    let distinct: std::collections::BTreeSet<&str> = manifests
+        .iter()
+        .flat_map(|m| m.images.iter().map(|i| i.image.as_str()))
+        .collect();
+    let tally = crate::outcome::ImageTally {
+        images: distinct.len(),
+        missing: report.missing,
+        unconfirmed: report.doubtful.len(),
+        looked_up: mode != images::Preflight::Off,
+    };
     let outcomes = manifests
         .iter()
-        .map(|m| {
-            let id = crate::outcome::ResourceId {
-                api_version: m.api_version.clone(),
-                kind: m.kind.clone(),
-                namespace: m.namespace.clone(),
-                name: m.name.clone(),
-            };
-            let message = if m.images.is_empty() || mode == images::Preflight::Off {
-                "manifest valid".to_owned()
-            } else {
-                "manifest valid; images checked".to_owned()
-            };
-            evidence::outcome(
-                id,
-                m,
-                crate::verdict::Verdict::Succeeded,
-                None,
-                message,
-                None,
-                0.0,
-                Vec::new(),
-            )
-        })
+        .map(|m| check_outcome(m, &report, tally.looked_up))
         .collect();
     // Not a dry run of the apply: nothing was sent to a cluster, so the summary must not
-    // claim server validation.
-    Ok(RunOutcome::new(
-        false,
-        start.elapsed().as_secs_f64(),
-        outcomes,
-    ))
+    // claim server validation; it speaks of images instead.
+    Ok(RunOutcome::new(false, start.elapsed().as_secs_f64(), outcomes).with_images(tally))
+}
+
+/// One manifest's `check` outcome: failed on a missing image, unfinished (`not_validated`)
+/// when its registry would not confirm an image, else valid with its images found.
+fn check_outcome(m: &Manifest, report: &images::PreflightReport, looked_up: bool) -> Outcome {
+    let id = crate::outcome::ResourceId {
+        api_version: m.api_version.clone(),
+        kind: m.kind.clone(),
+        namespace: m.namespace.clone(),
+        name: m.name.clone(),
+    };
+    if let Some(failed) = report.failures.iter().find(|o| o.resource == id) {
+        return failed.clone();
+    }
+    let mut images: Vec<&str> = m.images.iter().map(|i| i.image.as_str()).collect();
+    images.dedup();
+    let doubtful: Vec<String> = images
+        .iter()
+        .filter_map(|i| report.doubtful.get(*i).map(|why| format!("{i} ({why})")))
+        .collect();
+    let (verdict, reason, message) = if !doubtful.is_empty() {
+        (
+            crate::verdict::Verdict::Unfinished,
+            Some(crate::verdict::Reason::NotValidated),
+            format!(
+                "manifest valid; the registry could not confirm {}: the nodes may still pull it",
+                doubtful.join(", ")
+            ),
+        )
+    } else if images.is_empty() {
+        (
+            crate::verdict::Verdict::Succeeded,
+            None,
+            "manifest valid".to_owned(),
+        )
+    } else if !looked_up {
+        (
+            crate::verdict::Verdict::Succeeded,
+            None,
+            "manifest valid; images not looked up (--image-preflight off)".to_owned(),
+        )
+    } else {
+        (
+            crate::verdict::Verdict::Succeeded,
+            None,
+            format!("manifest valid; found {}", images.join(", ")),
+        )
+    };
+    let container = m
+        .images
+        .iter()
+        .find(|i| report.doubtful.contains_key(&i.image))
+        .map(|i| crate::outcome::ContainerRef {
+            pod: String::new(),
+            container: i.container.clone(),
+            image: Some(i.image.clone()),
+        });
+    evidence::outcome(id, m, verdict, reason, message, container, 0.0, Vec::new())
 }
 
 /// Load the manifests named by the config (stdin given as text).
