@@ -6,11 +6,13 @@ mod builder;
 mod duration;
 mod image;
 mod parse;
+pub mod timeline;
 
 pub use builder::ScenarioBuilder;
 pub use duration::Dur;
 pub use image::{Exit, ImageBehaviour, ImageTable, PullBehaviour, Readiness};
 pub use parse::ScenarioError;
+pub use timeline::TimelineError;
 
 use serde::Deserialize;
 use serde_json::Value;
