@@ -4,4 +4,5 @@
 mod cli;
 mod deploy;
 mod images;
+mod states;
 mod support;
