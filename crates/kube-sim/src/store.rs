@@ -673,4 +673,61 @@ mod tests {
         let deleted = s.delete(&key, DeleteOptions::default()).unwrap();
         assert_eq!(deleted["metadata"]["resourceVersion"], "1007");
     }
+
+    #[tokio::test]
+    async fn replay_stores_recorded_metadata_and_fills_in_only_what_is_absent() {
+        let s = store();
+        let stored = s.replay(
+            &deploy_key(),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "web", "generation": 12, "uid": "recorded-uid",
+                                "resourceVersion": "77", "deletionTimestamp": "2025-12-31T23:59:00Z",
+                                "deletionGracePeriodSeconds": 0, "finalizers": ["foregroundDeletion"]},
+                   "spec": {"replicas": 1}}),
+        );
+        let meta = &stored["metadata"];
+        assert_eq!(meta["generation"], 12);
+        assert_eq!(meta["uid"], "recorded-uid");
+        assert_eq!(meta["deletionTimestamp"], "2025-12-31T23:59:00Z");
+        assert_eq!(meta["deletionGracePeriodSeconds"], 0);
+        assert_eq!(meta["finalizers"], json!(["foregroundDeletion"]));
+        assert_eq!(meta["namespace"], "shop");
+        assert_eq!(
+            meta["resourceVersion"], "1001",
+            "the store's, not the recording's"
+        );
+        assert_eq!(meta["creationTimestamp"], "2026-01-01T00:00:00Z");
+
+        // Replayed again without generation or uid: the stored ones stay.
+        let again = s.replay(
+            &deploy_key(),
+            json!({"metadata": {"name": "web", "deletionTimestamp": "2025-12-31T23:59:00Z",
+                                "finalizers": ["foregroundDeletion"]},
+                   "spec": {"replicas": 2}}),
+        );
+        assert_eq!(again["metadata"]["generation"], 12);
+        assert_eq!(again["metadata"]["uid"], "recorded-uid");
+        // The finalizers clear: a terminating object goes.
+        s.replay(
+            &deploy_key(),
+            json!({"metadata": {"name": "web", "deletionTimestamp": "2025-12-31T23:59:00Z"},
+                   "spec": {"replicas": 2}}),
+        );
+        assert!(s.get(&deploy_key()).is_none());
+
+        let cm = ObjectKey::new("", "configmaps", "shop", "cfg");
+        let stored = s.replay(
+            &cm,
+            json!({"metadata": {"name": "cfg"}, "data": {"k": "v"}}),
+        );
+        assert!(
+            stored["metadata"].get("generation").is_none(),
+            "no spec, no generation"
+        );
+        assert!(
+            stored["metadata"]["uid"]
+                .as_str()
+                .is_some_and(|u| !u.is_empty())
+        );
+    }
 }
