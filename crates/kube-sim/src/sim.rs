@@ -39,7 +39,15 @@ impl Sim {
     }
 
     /// Start a cluster; must be called within a tokio runtime.
+    ///
+    /// # Panics
+    /// On a timeline kube-sim cannot replay literally (scenario files and
+    /// [`ScenarioBuilder::build`](crate::scenario::ScenarioBuilder::build) refuse those
+    /// already; this catches a [`Scenario`] assembled by hand).
     pub fn start_with_clock(scenario: Scenario, clock: Clock) -> Sim {
+        if let Err(e) = scenario.check_timeline() {
+            panic!("kube-sim scenario refused: {e}");
+        }
         let store = Arc::new(Store::new(clock, scenario.watch_history));
         let registry = Arc::new(Registry::builtin());
         let logs = Arc::new(LogStore::default());

@@ -323,6 +323,18 @@ fn the_builder_refuses_what_it_cannot_replay() {
         .build();
 }
 
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "kube-sim scenario refused: timeline entry 1 (at 0ns), object 1 (? w)")]
+async fn a_hand_assembled_scenario_is_checked_when_the_sim_starts() {
+    let mut scenario = Scenario::default();
+    scenario.timeline.push(kube_sim::scenario::TimelineStep {
+        at: Duration::ZERO,
+        apply: vec![json!({"apiVersion": "v1", "metadata": {"name": "w"}})],
+        delete: Vec::new(),
+    });
+    let _sim = Sim::start(scenario);
+}
+
 #[test]
 fn kube_sim_check_exits_2_naming_the_entry_and_object() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,9 +1,7 @@
 //! The Rust equivalent of a scenario file, for tests.
 
 use super::image::ImageBehaviour;
-use super::{
-    Fault, KubeVersion, NodeSpec, Scenario, TimelineError, TimelineStep, node_names, timeline,
-};
+use super::{Fault, KubeVersion, NodeSpec, Scenario, TimelineError, TimelineStep, node_names};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -85,8 +83,7 @@ impl ScenarioBuilder {
     /// An object that is malformed or of a kind neither built in nor defined by an
     /// Established CRD earlier in the timeline.
     pub fn try_build(self) -> Result<Scenario, TimelineError> {
-        let labels: Vec<usize> = (1..=self.scenario.timeline.len()).collect();
-        timeline::check(&self.scenario.timeline, &labels)?;
+        self.scenario.check_timeline()?;
         Ok(self.scenario)
     }
 

@@ -151,6 +151,17 @@ impl Scenario {
         ScenarioBuilder::default()
     }
 
+    /// The first timeline object kube-sim could not replay literally, if any (entries
+    /// numbered in time order).
+    ///
+    /// # Errors
+    /// An object that is malformed or of a kind neither built in nor defined by an
+    /// Established CRD earlier in the timeline.
+    pub fn check_timeline(&self) -> Result<(), TimelineError> {
+        let labels: Vec<usize> = (1..=self.timeline.len()).collect();
+        timeline::check(&self.timeline, &labels)
+    }
+
     /// Parse a scenario file's text; `file` names it in errors.
     pub fn from_yaml(file: &str, text: &str) -> Result<Self, ScenarioError> {
         parse::parse(file, text)
