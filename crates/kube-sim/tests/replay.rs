@@ -311,7 +311,7 @@ fn a_crd_that_is_not_established_does_not_make_its_kind_replayable() {
 
 #[test]
 #[should_panic(
-    expected = "kube-sim scenario refused: timeline entry 1 (at 0ns), object 1 (Widget default/w)"
+    expected = "kube-sim scenario refused: timeline entry 1 (at 0s), object 1 (Widget default/w)"
 )]
 fn the_builder_refuses_what_it_cannot_replay() {
     let _ = Scenario::builder()
@@ -324,7 +324,7 @@ fn the_builder_refuses_what_it_cannot_replay() {
 }
 
 #[tokio::test(start_paused = true)]
-#[should_panic(expected = "kube-sim scenario refused: timeline entry 1 (at 0ns), object 1 (? w)")]
+#[should_panic(expected = "kube-sim scenario refused: timeline entry 1 (at 0s), object 1 (? w)")]
 async fn a_hand_assembled_scenario_is_checked_when_the_sim_starts() {
     let mut scenario = Scenario::default();
     scenario.timeline.push(kube_sim::scenario::TimelineStep {

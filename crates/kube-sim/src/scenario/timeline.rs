@@ -10,7 +10,10 @@ use std::time::Duration;
 
 /// An object of the timeline that cannot be replayed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("timeline entry {entry} (at {at:?}), object {object} ({what}): {message}")]
+#[error(
+    "timeline entry {entry} (at {}), object {object} ({what}): {message}",
+    humantime::format_duration(*at)
+)]
 pub struct TimelineError {
     /// 1-based position of the entry in the timeline.
     pub entry: usize,
