@@ -9,5 +9,6 @@ mod deploy;
 mod images;
 mod pods;
 mod services;
+mod states;
 mod support;
 mod trust;

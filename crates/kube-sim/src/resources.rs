@@ -514,7 +514,7 @@ pub fn split_api_version(api_version: &str) -> (&str, &str) {
     api_version.split_once('/').unwrap_or(("", api_version))
 }
 
-fn crd_resource_types(crd: &Value) -> Option<Vec<ResourceType>> {
+pub(crate) fn crd_resource_types(crd: &Value) -> Option<Vec<ResourceType>> {
     let spec = crd.get("spec")?;
     let names = spec.get("names")?;
     let group = spec.get("group")?.as_str()?.to_owned();

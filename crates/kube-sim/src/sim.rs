@@ -6,7 +6,7 @@ use crate::engine::Engine;
 use crate::engine::world::key_of;
 use crate::logs::LogStore;
 use crate::resources::Registry;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, timeline};
 use crate::server::{self, ServerState};
 use crate::store::{ObjectKey, Store, StoreError};
 use serde_json::{Value, json};
@@ -39,7 +39,15 @@ impl Sim {
     }
 
     /// Start a cluster; must be called within a tokio runtime.
+    ///
+    /// # Panics
+    /// On a timeline kube-sim cannot replay literally (scenario files and
+    /// [`ScenarioBuilder::build`](crate::scenario::ScenarioBuilder::build) refuse those
+    /// already; this catches a [`Scenario`] assembled by hand).
     pub fn start_with_clock(scenario: Scenario, clock: Clock) -> Sim {
+        if let Err(e) = scenario.check_timeline() {
+            panic!("kube-sim scenario refused: {e}");
+        }
         let store = Arc::new(Store::new(clock, scenario.watch_history));
         let registry = Arc::new(Registry::builtin());
         let logs = Arc::new(LogStore::default());
@@ -175,34 +183,30 @@ fn bootstrap(store: &Store, scenario: &Scenario) {
     );
 }
 
-/// Apply the timeline's literal objects at their offsets and freeze them.
+/// Apply the timeline's literal objects at their offsets and freeze them. The scenario was
+/// checked when it was loaded, so every object has a served kind; a CRD whose status says
+/// Established=True is served from the moment it is stored (CRDs first within an entry).
 async fn replay(store: Arc<Store>, registry: Arc<Registry>, scenario: Arc<Scenario>) {
     let start = store.clock().start();
     for step in &scenario.timeline {
         tokio::time::sleep_until(start + step.at).await;
-        for object in &step.apply {
-            let Some(key) = key_of(&registry, object) else {
-                tracing::warn!("timeline object of unknown kind skipped");
-                continue;
-            };
+        for object in timeline::replay_order(step) {
+            let key = key_of(&registry, object)
+                .unwrap_or_else(|| panic!("timeline object of unchecked kind: {object}"));
             store.freeze(&key);
-            let result = match store.create(&key, object.clone()) {
-                Err(StoreError::AlreadyExists(_)) => store.update(&key, object.clone(), None),
-                other => other,
-            };
-            if let Err(e) = result {
-                tracing::warn!(
-                    "timeline object {}/{} not applied: {e}",
-                    key.plural,
-                    key.name
-                );
+            if timeline::is_established_crd(object) {
+                registry.add_crd(object);
             }
+            store.replay(&key, object.clone());
         }
         for r in &step.delete {
             let obj = json!({"apiVersion": r.api_version, "kind": r.kind,
                 "metadata": {"name": r.name, "namespace": r.namespace}});
-            if let Some(key) = key_of(&registry, &obj) {
-                let _ = store.remove_now(&key);
+            if let Some(key) = key_of(&registry, &obj)
+                && let Some(last) = store.remove_now(&key)
+                && timeline::is_established_crd(&last)
+            {
+                registry.remove_crd(&last);
             }
         }
     }

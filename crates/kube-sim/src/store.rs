@@ -247,6 +247,58 @@ impl Store {
         Ok(self.commit(&mut inner, ChangeType::Added, key, object, None))
     }
 
+    /// Store an object replayed from a timeline exactly as recorded: generation,
+    /// deletionTimestamp, deletionGracePeriodSeconds and finalizers as given (uid and
+    /// creationTimestamp kept, or assigned when absent; resourceVersion is the store's).
+    /// A replayed object that was terminating and no longer has finalizers goes, as on a
+    /// real API server.
+    pub fn replay(&self, key: &ObjectKey, mut object: Value) -> Arc<Value> {
+        let mut inner = self.lock();
+        let old = inner.objects.get(key).cloned();
+        let old_meta = old
+            .as_ref()
+            .and_then(|o| o.get("metadata").cloned())
+            .unwrap_or_default();
+        let has_spec = object.get("spec").is_some();
+        let fresh_uid = if old.is_none() && object.pointer("/metadata/uid").is_none() {
+            inner.uids += 1;
+            Some(format!("5e1f0000-0000-4000-8000-{:012x}", inner.uids))
+        } else {
+            None
+        };
+        let now = self.clock.now_rfc3339();
+        let meta = metadata_mut(&mut object);
+        if let Some(uid) = fresh_uid {
+            meta.insert("uid".into(), json!(uid));
+        }
+        for (field, fallback) in [
+            ("uid", Value::Null),
+            ("creationTimestamp", json!(now)),
+            ("generation", if has_spec { json!(1) } else { Value::Null }),
+        ] {
+            if meta.get(field).is_none_or(Value::is_null) {
+                match old_meta.get(field).cloned().unwrap_or(fallback) {
+                    Value::Null => meta.remove(field),
+                    v => meta.insert(field.into(), v),
+                };
+            }
+        }
+        if !key.namespace.is_empty() {
+            meta.insert("namespace".into(), json!(key.namespace));
+        }
+        meta.insert("name".into(), json!(key.name));
+        let was_terminating = old_meta.get("deletionTimestamp").is_some();
+        if was_terminating && meta.contains_key("deletionTimestamp") && !held(key, &object) {
+            return self.remove(&mut inner, key, object);
+        }
+        let kind = if old.is_some() {
+            ChangeType::Modified
+        } else {
+            ChangeType::Added
+        };
+        self.commit(&mut inner, kind, key, object, old)
+    }
+
     /// Replace an object. `expected_rv` is the optimistic-concurrency precondition.
     /// Generation rises when anything outside metadata and status changed.
     pub fn update(
@@ -620,5 +672,62 @@ mod tests {
         ));
         let deleted = s.delete(&key, DeleteOptions::default()).unwrap();
         assert_eq!(deleted["metadata"]["resourceVersion"], "1007");
+    }
+
+    #[tokio::test]
+    async fn replay_stores_recorded_metadata_and_fills_in_only_what_is_absent() {
+        let s = store();
+        let stored = s.replay(
+            &deploy_key(),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "web", "generation": 12, "uid": "recorded-uid",
+                                "resourceVersion": "77", "deletionTimestamp": "2025-12-31T23:59:00Z",
+                                "deletionGracePeriodSeconds": 0, "finalizers": ["foregroundDeletion"]},
+                   "spec": {"replicas": 1}}),
+        );
+        let meta = &stored["metadata"];
+        assert_eq!(meta["generation"], 12);
+        assert_eq!(meta["uid"], "recorded-uid");
+        assert_eq!(meta["deletionTimestamp"], "2025-12-31T23:59:00Z");
+        assert_eq!(meta["deletionGracePeriodSeconds"], 0);
+        assert_eq!(meta["finalizers"], json!(["foregroundDeletion"]));
+        assert_eq!(meta["namespace"], "shop");
+        assert_eq!(
+            meta["resourceVersion"], "1001",
+            "the store's, not the recording's"
+        );
+        assert_eq!(meta["creationTimestamp"], "2026-01-01T00:00:00Z");
+
+        // Replayed again without generation or uid: the stored ones stay.
+        let again = s.replay(
+            &deploy_key(),
+            json!({"metadata": {"name": "web", "deletionTimestamp": "2025-12-31T23:59:00Z",
+                                "finalizers": ["foregroundDeletion"]},
+                   "spec": {"replicas": 2}}),
+        );
+        assert_eq!(again["metadata"]["generation"], 12);
+        assert_eq!(again["metadata"]["uid"], "recorded-uid");
+        // The finalizers clear: a terminating object goes.
+        s.replay(
+            &deploy_key(),
+            json!({"metadata": {"name": "web", "deletionTimestamp": "2025-12-31T23:59:00Z"},
+                   "spec": {"replicas": 2}}),
+        );
+        assert!(s.get(&deploy_key()).is_none());
+
+        let cm = ObjectKey::new("", "configmaps", "shop", "cfg");
+        let stored = s.replay(
+            &cm,
+            json!({"metadata": {"name": "cfg"}, "data": {"k": "v"}}),
+        );
+        assert!(
+            stored["metadata"].get("generation").is_none(),
+            "no spec, no generation"
+        );
+        assert!(
+            stored["metadata"]["uid"]
+                .as_str()
+                .is_some_and(|u| !u.is_empty())
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The Rust equivalent of a scenario file, for tests.
 
 use super::image::ImageBehaviour;
-use super::{Fault, KubeVersion, NodeSpec, Scenario, TimelineStep, node_names};
+use super::{Fault, KubeVersion, NodeSpec, Scenario, TimelineError, TimelineStep, node_names};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -77,7 +77,24 @@ impl ScenarioBuilder {
         self
     }
 
+    /// The scenario, or the first timeline object kube-sim could not replay literally.
+    ///
+    /// # Errors
+    /// An object that is malformed or of a kind neither built in nor defined by an
+    /// Established CRD earlier in the timeline.
+    pub fn try_build(self) -> Result<Scenario, TimelineError> {
+        self.scenario.check_timeline()?;
+        Ok(self.scenario)
+    }
+
+    /// The scenario.
+    ///
+    /// # Panics
+    /// When [`try_build`](Self::try_build) refuses the timeline.
     pub fn build(self) -> Scenario {
-        self.scenario
+        match self.try_build() {
+            Ok(s) => s,
+            Err(e) => panic!("kube-sim scenario refused: {e}"),
+        }
     }
 }

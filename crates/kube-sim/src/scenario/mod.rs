@@ -6,11 +6,13 @@ mod builder;
 mod duration;
 mod image;
 mod parse;
+pub mod timeline;
 
 pub use builder::ScenarioBuilder;
 pub use duration::Dur;
 pub use image::{Exit, ImageBehaviour, ImageTable, PullBehaviour, Readiness};
 pub use parse::ScenarioError;
+pub use timeline::TimelineError;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -147,6 +149,17 @@ impl Default for Scenario {
 impl Scenario {
     pub fn builder() -> ScenarioBuilder {
         ScenarioBuilder::default()
+    }
+
+    /// The first timeline object kube-sim could not replay literally, if any (entries
+    /// numbered in time order).
+    ///
+    /// # Errors
+    /// An object that is malformed or of a kind neither built in nor defined by an
+    /// Established CRD earlier in the timeline.
+    pub fn check_timeline(&self) -> Result<(), TimelineError> {
+        let labels: Vec<usize> = (1..=self.timeline.len()).collect();
+        timeline::check(&self.timeline, &labels)
     }
 
     /// Parse a scenario file's text; `file` names it in errors.

@@ -1,7 +1,9 @@
 //! Reading a scenario file, with errors that name the file and line.
 
 use super::image::{ImageBehaviour, ImageTable};
-use super::{Dur, Fault, KubeVersion, NodeSpec, ObjectRef, Scenario, TimelineStep, node_names};
+use super::{
+    Dur, Fault, KubeVersion, NodeSpec, ObjectRef, Scenario, TimelineStep, node_names, timeline,
+};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
@@ -124,30 +126,24 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         scenario.images = table;
     }
     scenario.faults = raw.faults;
-    for step in raw.timeline {
-        for (i, obj) in step.apply.iter().enumerate() {
-            let named = obj.get("apiVersion").is_some()
-                && obj.get("kind").is_some()
-                && obj.pointer("/metadata/name").is_some();
-            if !named {
-                return Err(invalid(
-                    line_of(text, "timeline"),
-                    1,
-                    format!(
-                        "timeline step at {:?}: object {} needs apiVersion, kind and metadata.name",
-                        step.at.0,
-                        i + 1
-                    ),
-                ));
-            }
-        }
-        scenario.timeline.push(TimelineStep {
-            at: step.at.0,
-            apply: step.apply,
-            delete: step.delete,
-        });
-    }
-    scenario.timeline.sort_by_key(|s| s.at);
+    let mut steps: Vec<(usize, TimelineStep)> = raw
+        .timeline
+        .into_iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let step = TimelineStep {
+                at: step.at.0,
+                apply: step.apply,
+                delete: step.delete,
+            };
+            (i + 1, step)
+        })
+        .collect();
+    steps.sort_by_key(|(_, s)| s.at);
+    let (labels, steps): (Vec<usize>, Vec<TimelineStep>) = steps.into_iter().unzip();
+    timeline::check(&steps, &labels)
+        .map_err(|e| invalid(line_of(text, "timeline"), 1, e.to_string()))?;
+    scenario.timeline = steps;
     if let Some(Dur(d)) = raw.controller_delay {
         scenario.controller_delay = d;
     }
