@@ -41,14 +41,16 @@ pub enum Reason {
     ReadinessFailing,
     ProgressDeadlineExceeded,
     NotReady,
+    ApiUnavailable,
     // Unfinished: the verdict was not waited for, and the reason says why.
     StoppedAfterFailure,
     NotValidated,
+    Cancelled,
 }
 
 impl Reason {
     /// Every reason, in the order of the vocabulary table.
-    pub const ALL: [Reason; 19] = [
+    pub const ALL: [Reason; 21] = [
         Reason::ImageNotFound,
         Reason::ImageUnauthorized,
         Reason::InvalidImageName,
@@ -66,8 +68,10 @@ impl Reason {
         Reason::ReadinessFailing,
         Reason::ProgressDeadlineExceeded,
         Reason::NotReady,
+        Reason::ApiUnavailable,
         Reason::StoppedAfterFailure,
         Reason::NotValidated,
+        Reason::Cancelled,
     ];
 
     /// The verdict this reason belongs to.
@@ -89,8 +93,11 @@ impl Reason {
             | Reason::Unschedulable
             | Reason::ReadinessFailing
             | Reason::ProgressDeadlineExceeded
-            | Reason::NotReady => Verdict::TimedOut,
-            Reason::StoppedAfterFailure | Reason::NotValidated => Verdict::Unfinished,
+            | Reason::NotReady
+            | Reason::ApiUnavailable => Verdict::TimedOut,
+            Reason::StoppedAfterFailure | Reason::NotValidated | Reason::Cancelled => {
+                Verdict::Unfinished
+            }
         }
     }
 
@@ -114,8 +121,10 @@ impl Reason {
             Reason::ReadinessFailing => "readiness_failing",
             Reason::ProgressDeadlineExceeded => "progress_deadline_exceeded",
             Reason::NotReady => "not_ready",
+            Reason::ApiUnavailable => "api_unavailable",
             Reason::StoppedAfterFailure => "stopped_after_failure",
             Reason::NotValidated => "not_validated",
+            Reason::Cancelled => "cancelled",
         }
     }
 
@@ -139,8 +148,10 @@ impl Reason {
             Reason::ReadinessFailing => "Timed out: readiness failing",
             Reason::ProgressDeadlineExceeded => "Timed out: progress deadline exceeded",
             Reason::NotReady => "Timed out: not ready",
+            Reason::ApiUnavailable => "Timed out: API server unavailable",
             Reason::StoppedAfterFailure => "Unfinished: stopped after a failure",
             Reason::NotValidated => "Not validated by the server",
+            Reason::Cancelled => "Unfinished: the run was cancelled",
         }
     }
 }
@@ -169,6 +180,8 @@ pub enum RunResult {
     Success,
     Failure,
     TimedOut,
+    /// Interrupted (SIGINT, SIGTERM) before every verdict was in.
+    Cancelled,
 }
 
 impl RunResult {
@@ -193,6 +206,8 @@ impl RunResult {
             RunResult::Success => 0,
             RunResult::Failure => 1,
             RunResult::TimedOut => 70,
+            // 128 + SIGINT; the edge reports the signal it got.
+            RunResult::Cancelled => 130,
         }
     }
 
@@ -201,6 +216,7 @@ impl RunResult {
             RunResult::Success => "success",
             RunResult::Failure => "failure",
             RunResult::TimedOut => "timed_out",
+            RunResult::Cancelled => "cancelled",
         }
     }
 }
@@ -248,14 +264,17 @@ mod tests {
                 .iter()
                 .filter(|r| r.verdict() == Verdict::TimedOut)
                 .count()
-                == 6
+                == 7
         );
         let unfinished: Vec<_> = Reason::ALL
             .iter()
             .filter(|r| r.verdict() == Verdict::Unfinished)
             .map(|r| r.as_str())
             .collect();
-        assert_eq!(unfinished, ["stopped_after_failure", "not_validated"]);
+        assert_eq!(
+            unfinished,
+            ["stopped_after_failure", "not_validated", "cancelled"]
+        );
     }
 
     #[test]

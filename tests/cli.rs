@@ -433,6 +433,8 @@ async fn sigterm_completes_the_check_run_as_cancelled() {
         "60s",
         "--image-preflight",
         "off",
+        "--report",
+        "report.json",
         "--kubeconfig",
     ])
     .arg(c.path("kubeconfig"))
@@ -474,6 +476,22 @@ async fn sigterm_completes_the_check_run_as_cancelled() {
         .collect();
     assert_eq!(completed.len(), 1, "{requests:?}");
     assert_eq!(completed[0]["conclusion"], "cancelled");
+    // The report says cancelled, and lists what had been applied, as it stood.
+    let r = report(&c.path("report.json"));
+    assert_eq!(r["result"], "cancelled", "{r:#}");
+    let worker = &r["resources"][0];
+    assert_eq!(
+        (&worker["name"], &worker["verdict"], &worker["reason"]),
+        (&"worker".into(), &"unfinished".into(), &"cancelled".into()),
+        "{r:#}"
+    );
+    assert!(
+        worker["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("interrupted while: "),
+        "{r:#}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -709,4 +727,49 @@ async fn check_asks_the_docker_credential_helper_named_by_the_registry_config() 
     let r = report(&dir.path().join("report.json"));
     assert_eq!(r["resources"][0]["reason"], "image_not_found");
     assert!(!text(&out.stderr).contains("s3cret"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_accepts_and_never_answers_ends_the_run_saying_so() {
+    // Accepts every connection and holds it open without a byte in reply.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = silent.local_addr().unwrap();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            open.push(socket);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    write_kubeconfig(&dir.path().join("kubeconfig"), addr, "default").unwrap();
+    std::fs::write(
+        dir.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args([
+        "deploy",
+        "-f",
+        "cm.yaml",
+        "--kubeconfig",
+        "kubeconfig",
+        "--timeout",
+        "5s",
+    ])
+    .env_remove("GITHUB_ACTIONS")
+    .env("NO_COLOR", "1")
+    .current_dir(dir.path());
+    // A liveness bound, not a timing claim: without request deadlines this never ends.
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .expect("the run ended")
+        .unwrap();
+    held.abort();
+    assert_exit(&out, 2);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("accepted the connection but did not answer discovery within 5s"),
+        "{stderr}"
+    );
 }

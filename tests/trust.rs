@@ -303,3 +303,39 @@ spec: {size: 3}
     assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
     assert!(sim.get("acme.io/v1", "Widget", "default", "blue").is_some());
 }
+
+#[tokio::test(start_paused = true)]
+async fn lists_that_fail_forever_time_out_naming_the_api_error_and_how_often() {
+    let failing_pods = Fault {
+        matcher: FaultMatch {
+            verb: Some("list".into()),
+            resource: Some("pods".into()),
+            ..FaultMatch::default()
+        },
+        status: Some(503),
+        message: Some("etcd cluster is unavailable or misconfigured".into()),
+        ..Fault::default()
+    };
+    let sim = Sim::start(Scenario::builder().fault(failing_pods).build());
+    let yaml = deployment("web", "registry.local/shop/web:1", "");
+    let run = run_yaml(
+        &sim,
+        "web.yaml",
+        &yaml,
+        Mode::Deploy,
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
+    let web = outcome(&run, "Deployment", "web");
+    assert_eq!(web.verdict, Verdict::TimedOut, "{web:#?}");
+    assert_eq!(web.reason, Some(Reason::ApiUnavailable), "{web:#?}");
+    assert!(
+        web.message.starts_with("the API server failed the list of Pod ")
+            && web.message.ends_with(
+                "; last error: list failed: 503 ServiceUnavailable: etcd cluster is unavailable or misconfigured"
+            ),
+        "{}",
+        web.message
+    );
+}

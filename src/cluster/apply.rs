@@ -55,7 +55,21 @@ pub async fn apply(
     let mut delay = Duration::from_millis(500);
     let mut attempt = 1;
     loop {
-        match api.patch(name, &params, &Patch::Apply(object)).await {
+        let answer = tokio::time::timeout(
+            super::REQUEST_TIMEOUT,
+            api.patch(name, &params, &Patch::Apply(object)),
+        )
+        .await;
+        let Ok(answer) = answer else {
+            return Err(Rejection {
+                code: None,
+                message: format!(
+                    "the API server did not answer the apply within {}s",
+                    super::REQUEST_TIMEOUT.as_secs()
+                ),
+            });
+        };
+        match answer {
             Ok(obj) => {
                 let mut v = serde_json::to_value(obj).unwrap_or_default();
                 v["apiVersion"] = Value::String(ar.api_version.clone());

@@ -23,7 +23,10 @@ pub async fn tail(
         tail_lines: Some(TAIL_LINES),
         ..LogParams::default()
     };
-    let text = api.logs(pod, &params).await.ok()?;
+    let text = tokio::time::timeout(super::REQUEST_TIMEOUT, api.logs(pod, &params))
+        .await
+        .ok()?
+        .ok()?;
     Some(LogTail {
         pod: pod.to_owned(),
         container: container.to_owned(),

@@ -7,6 +7,10 @@ pub mod logs;
 pub mod watch;
 
 pub use connect::{Connection, connect};
+
+/// The longest any single request to the API server may take (a watch excepted): a
+/// server that accepts the connection and never answers must not hold the run.
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 pub use kinds::Kinds;
 
 /// A failed request to the API server, in one sentence: what the server answered, or why

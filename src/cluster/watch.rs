@@ -43,6 +43,27 @@ fn to_value(obj: DynamicObject, ar: &ApiResource) -> Value {
     v
 }
 
+/// A watch failure in a person's words: `list failed: 503 ServiceUnavailable: etcd ...`,
+/// `watch failed: connection refused`, without the client's debug dump of the Status.
+pub fn describe(error: &watcher::Error) -> String {
+    let api = |e: &kube::Error| match e {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        other => super::connect::root_cause(other),
+    };
+    match error {
+        watcher::Error::InitialListFailed(e) => format!("list failed: {}", api(e)),
+        watcher::Error::WatchStartFailed(e) => format!("watch failed to start: {}", api(e)),
+        watcher::Error::WatchFailed(e) => format!("watch failed: {}", api(e)),
+        watcher::Error::WatchError(s) => {
+            format!(
+                "watch ended by the server: {} {}: {}",
+                s.code, s.reason, s.message
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Start one watcher task per scope; they end when the receiver is dropped.
 pub fn spawn(
     client: &kube::Client,
@@ -84,7 +105,7 @@ pub fn spawn(
                         },
                         Err(e) => Seen::Trouble {
                             scope: index,
-                            message: e.to_string(),
+                            message: describe(&e),
                         },
                     };
                     if tx.send(seen).await.is_err() {

@@ -32,7 +32,7 @@ pub enum Stage {
 /// resources unjudged; else the run's result.
 pub fn conclusion(run: &RunOutcome, cancelled: bool) -> Conclusion {
     match (cancelled, run.result, run.dry_run) {
-        (true, _, _) => Conclusion::Cancelled,
+        (true, _, _) | (_, RunResult::Cancelled, _) => Conclusion::Cancelled,
         (false, RunResult::Failure, _) => Conclusion::Failure,
         (false, RunResult::TimedOut, _) => Conclusion::TimedOut,
         (false, RunResult::Success, true) => Conclusion::Neutral,

@@ -31,6 +31,8 @@ pub struct Publisher {
     token: Option<String>,
     /// Verdicts so far, for progress updates and for a cancelled run's last word.
     seen: Arc<Mutex<Vec<Outcome>>>,
+    /// Resources applied or watched without a verdict yet, with their last state.
+    pending: Pending,
     progress: Option<mpsc::UnboundedSender<()>>,
     dry_run: bool,
     started: tokio::time::Instant,
@@ -60,6 +62,7 @@ impl Publisher {
             name,
             token: token.clone(),
             seen: Arc::new(Mutex::new(Vec::new())),
+            pending: Pending::default(),
             progress: None,
             dry_run,
             started: tokio::time::Instant::now(),
@@ -150,14 +153,34 @@ impl Publisher {
         Tee {
             inner,
             seen: self.seen.clone(),
+            pending: self.pending.clone(),
             progress: self.progress.clone(),
         }
     }
 
-    /// The verdicts known so far, as a run (for a cancelled run).
+    /// A cancelled run: the verdicts known so far, and every resource applied or watched
+    /// without one, `unfinished` (`cancelled`) with the state it was in.
     pub fn so_far(&self) -> RunOutcome {
-        let outcomes = self.seen.lock().expect("seen lock").clone();
-        RunOutcome::new(self.dry_run, self.started.elapsed().as_secs_f64(), outcomes)
+        let mut outcomes = self.seen.lock().expect("seen lock").clone();
+        let seconds = self.started.elapsed().as_secs_f64();
+        for (resource, state) in self.pending.lock().expect("pending lock").iter() {
+            outcomes.push(Outcome {
+                resource: resource.clone(),
+                verdict: crate::verdict::Verdict::Unfinished,
+                reason: Some(crate::verdict::Reason::Cancelled),
+                message: format!("interrupted while: {state}"),
+                source: None,
+                origin: None,
+                annotation_source: None,
+                container: None,
+                seconds: (seconds * 10.0).round() / 10.0,
+                events: Vec::new(),
+                logs: None,
+            });
+        }
+        let mut run = RunOutcome::new(self.dry_run, seconds, outcomes);
+        run.result = crate::verdict::RunResult::Cancelled;
+        run
     }
 
     /// Complete the check run, write the job summary and outputs, and say what to print.
@@ -234,15 +257,35 @@ fn append(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     f.write_all(text.as_bytes())
 }
 
-/// Passes events to the terminal and keeps the verdicts for GitHub.
+/// Resources without a verdict yet, by identity, with their last state.
+type Pending = Arc<Mutex<BTreeMap<crate::outcome::ResourceId, String>>>;
+
+/// Passes events to the terminal and keeps the verdicts (and, for a cancelled run, what
+/// is still pending) for GitHub.
 pub struct Tee<'a> {
     inner: &'a mut dyn Observer,
     seen: Arc<Mutex<Vec<Outcome>>>,
+    pending: Pending,
     progress: Option<mpsc::UnboundedSender<()>>,
 }
 
 impl Observer for Tee<'_> {
     fn event(&mut self, at: Duration, event: RunEvent) {
+        match &event {
+            RunEvent::Applied { id, dry_run: false } => {
+                let mut pending = self.pending.lock().expect("pending lock");
+                pending.insert(id.clone(), "applied, not yet judged".to_owned());
+            }
+            RunEvent::Waiting { id, state } => {
+                let mut pending = self.pending.lock().expect("pending lock");
+                pending.insert(id.clone(), state.clone());
+            }
+            RunEvent::Verdict(outcome) => {
+                let mut pending = self.pending.lock().expect("pending lock");
+                pending.remove(&outcome.resource);
+            }
+            _ => {}
+        }
         if let RunEvent::Verdict(outcome) = &event {
             self.seen
                 .lock()

@@ -34,7 +34,7 @@ impl Tone {
         match result {
             RunResult::Success => Tone::Succeeded,
             RunResult::Failure => Tone::Failed,
-            RunResult::TimedOut => Tone::TimedOut,
+            RunResult::TimedOut | RunResult::Cancelled => Tone::TimedOut,
         }
     }
 

@@ -134,6 +134,8 @@ fn run_headline(run: &RunOutcome, style: &Style) -> String {
         (true, RunResult::Success) => "DRY RUN",
         (true, RunResult::Failure) => "DRY RUN FAILED",
         (true, RunResult::TimedOut) => "DRY RUN TIMED OUT",
+        (false, RunResult::Cancelled) => "CANCELLED",
+        (true, RunResult::Cancelled) => "DRY RUN CANCELLED",
     };
     let label = style.paint_bold(tone, label);
     if run.dry_run {

@@ -117,7 +117,12 @@ async fn discover_new_kinds(
     let give_up = Instant::now() + limit;
     let mut pause = Duration::from_millis(100);
     loop {
-        if let Ok(fresh) = Kinds::discover(&conn.client).await {
+        if let Ok(Ok(fresh)) = tokio::time::timeout(
+            crate::cluster::REQUEST_TIMEOUT,
+            Kinds::discover(&conn.client),
+        )
+        .await
+        {
             kinds = fresh;
         }
         let served = wanted

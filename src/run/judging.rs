@@ -55,14 +55,31 @@ fn assess(
     w: &mut Watched,
     snapshot: &Snapshot,
     scopes: &[WatchScope],
-    listed: &HashSet<usize>,
+    (listed, troubles): (&HashSet<usize>, &Troubles),
     settle_default: Duration,
     elapsed: Duration,
 ) -> Assessment {
-    let unlisted: Vec<&str> = w
+    let unlisted: Vec<usize> = w
         .depends_on
         .iter()
+        .copied()
         .filter(|i| !listed.contains(i))
+        .collect();
+    // The API server failing the lists is the cause, and the verdict must say so.
+    if let Some((scope, (times, error))) = unlisted
+        .iter()
+        .filter_map(|i| troubles.get(i).map(|t| (*i, t)))
+        .max_by_key(|(_, (times, _))| *times)
+    {
+        let kind = &scopes[scope].resource.kind;
+        let times = crate::rules::pods::pod_failure::count(*times as i64, "time");
+        return Assessment::pending(
+            Reason::ApiUnavailable,
+            format!("the API server failed the list of {kind} {times}; last error: {error}"),
+        );
+    }
+    let unlisted: Vec<&str> = unlisted
+        .iter()
         .map(|&i| scopes[i].resource.kind.as_str())
         .collect();
     if !unlisted.is_empty() {
@@ -107,6 +124,9 @@ type Key = (String, String, Option<String>, String);
 /// The objects each watch scope last listed, to drop what a relist no longer shows.
 type Members = HashMap<usize, BTreeSet<Key>>;
 
+/// How often each watch scope's list or watch failed, and the last error.
+type Troubles = HashMap<usize, (usize, String)>;
+
 fn key_of(v: &Value) -> Option<Key> {
     let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
     Some((
@@ -121,7 +141,7 @@ fn key_of(v: &Value) -> Option<Key> {
 fn observe(
     snapshot: &mut Snapshot,
     members: &mut Members,
-    listed: &mut HashSet<usize>,
+    (listed, troubles): (&mut HashSet<usize>, &mut Troubles),
     seen: Seen,
     observer: &mut dyn Observer,
     at: Duration,
@@ -148,7 +168,12 @@ fn observe(
             members.insert(scope, fresh);
             listed.insert(scope);
         }
-        Seen::Trouble { message, .. } => observer.event(at, RunEvent::WatchTrouble(message)),
+        Seen::Trouble { scope, message } => {
+            let seen = troubles.entry(scope).or_insert((0, String::new()));
+            seen.0 += 1;
+            seen.1.clone_from(&message);
+            observer.event(at, RunEvent::WatchTrouble(message));
+        }
     }
 }
 
@@ -252,6 +277,7 @@ pub async fn judge_all(
     let mut snapshot = Snapshot::new();
     let mut members = HashMap::new();
     let mut listed = HashSet::new();
+    let mut troubles = Troubles::new();
     let mut watchers_alive = true;
     let (view_tx, mut view_rx) = mpsc::channel(64);
     let mut next_status = Instant::now() + STATUS_EVERY;
@@ -263,7 +289,14 @@ pub async fn judge_all(
         let mut still = Vec::new();
         for mut w in watched {
             let elapsed = now.saturating_duration_since(w.pending.applied_at);
-            let assessment = assess(&mut w, &snapshot, &scopes, &listed, config.settle, elapsed);
+            let assessment = assess(
+                &mut w,
+                &snapshot,
+                &scopes,
+                (&listed, &troubles),
+                config.settle,
+                elapsed,
+            );
             let state = assessment.message().to_owned();
             let container = assessment.container().cloned();
             let verdict = rules::judge(assessment, elapsed, w.deadline);
@@ -352,9 +385,9 @@ pub async fn judge_all(
         tokio::select! {
             seen = rx.recv(), if watchers_alive => match seen {
                 Some(seen) => {
-                    observe(&mut snapshot, &mut members, &mut listed, seen, observer, start.elapsed());
+                    observe(&mut snapshot, &mut members, (&mut listed, &mut troubles), seen, observer, start.elapsed());
                     while let Ok(more) = rx.try_recv() {
-                        observe(&mut snapshot, &mut members, &mut listed, more, observer, start.elapsed());
+                        observe(&mut snapshot, &mut members, (&mut listed, &mut troubles), more, observer, start.elapsed());
                     }
                 }
                 None => watchers_alive = false,

@@ -246,6 +246,24 @@ pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunEr
     }
 }
 
+/// Discovery, the run's first request, bounded: a server that never answers ends the run
+/// with a sentence saying so instead of holding it past its timeout.
+async fn discover(conn: &Connection, timeout: std::time::Duration) -> Result<Kinds, RunError> {
+    let limit = crate::cluster::REQUEST_TIMEOUT.min(timeout);
+    match tokio::time::timeout(limit, Kinds::discover(&conn.client)).await {
+        Ok(Ok(kinds)) => Ok(kinds),
+        Ok(Err(e)) => Err(RunError::Discovery(crate::cluster::describe_failure(
+            &conn.server,
+            &e,
+        ))),
+        Err(_) => Err(RunError::Discovery(format!(
+            "the API server at {} accepted the connection but did not answer discovery within {}s",
+            conn.server,
+            limit.as_secs()
+        ))),
+    }
+}
+
 /// Run against a connected cluster.
 pub async fn run(
     conn: &Connection,
@@ -255,9 +273,7 @@ pub async fn run(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let start = Instant::now();
-    let kinds = Kinds::discover(&conn.client)
-        .await
-        .map_err(|e| RunError::Discovery(crate::cluster::describe_failure(&conn.server, &e)))?;
+    let kinds = discover(conn, config.timeout).await?;
     let lookup = |av: &str, kind: &str| kinds.scope(av, kind);
     let problems = manifest::validate_against(&manifests, &conn.default_namespace, lookup);
     if !problems.is_empty() {
@@ -318,9 +334,7 @@ pub async fn run(
             }
         }
     };
-    let kinds = Kinds::discover(&conn.client)
-        .await
-        .map_err(|e| RunError::Discovery(crate::cluster::describe_failure(&conn.server, &e)))?;
+    let kinds = discover(conn, config.timeout).await?;
     Ok(judging::judge_all(
         conn,
         &kinds,
