@@ -70,20 +70,30 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         std::env::var("NO_COLOR").ok().as_deref(),
         std::env::var("CI").ok().as_deref(),
     );
-    let mut terminal = Terminal::new(TerminalMode::detect(stderr_tty, github), style);
+    // Values the manifests hold in Secrets (or secret-looking env vars): masked by the
+    // runner from here on, and redacted from everything deploy-action renders.
+    let secrets = crate::manifest::secrets::values(&manifests);
+    if github {
+        let mut out = std::io::stdout().lock();
+        for secret in &secrets {
+            let _ = writeln!(out, "{}", crate::github::mask_command(secret));
+        }
+    }
+    let mut terminal = Terminal::new(TerminalMode::detect(stderr_tty, github), style)
+        .with_secrets(secrets.clone());
     if config.mode == crate::config::Mode::Check {
         let name = config
             .github
             .check_name
             .clone()
             .unwrap_or_else(|| "check".to_owned());
-        let publisher = start_publisher(&config, name).await;
+        let publisher = start_publisher(&config, name, &secrets).await;
         let mut tee = publisher.observer(&mut terminal);
         let result = run::check(&config, &manifests, &access, &mut tee).await;
         drop(tee);
         terminal.finish();
         return match result {
-            Ok(outcome) => finish(&config, outcome, publisher, false, &style).await,
+            Ok(outcome) => finish(&config, outcome, publisher, false, &style, &secrets).await,
             Err(e) => {
                 abandon(publisher).await;
                 Ok(invalid(&e))
@@ -100,7 +110,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         let context = conn.context.as_deref().unwrap_or("cluster");
         format!("deploy ({context}/{})", conn.default_namespace)
     });
-    let publisher = start_publisher(&config, name).await;
+    let publisher = start_publisher(&config, name, &secrets).await;
     let mut tee = publisher.observer(&mut terminal);
     let result = tokio::select! {
         r = run::run(&conn, &config, manifests, &access, &mut tee) => Ok(r),
@@ -109,7 +119,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     drop(tee);
     terminal.finish();
     match result {
-        Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &style).await,
+        Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &style, &secrets).await,
         Ok(Err(e)) => {
             abandon(publisher).await;
             match e {
@@ -122,7 +132,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         }
         Err(signal) => {
             let outcome = publisher.so_far();
-            finish(&config, outcome, publisher, true, &style).await?;
+            finish(&config, outcome, publisher, true, &style, &secrets).await?;
             // 128 + the signal number, as shells report a process ended by it.
             Ok(128 + signal)
         }
@@ -130,11 +140,12 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
 }
 
 /// Create the check run (when enabled) and mask the token first thing under Actions.
-async fn start_publisher(config: &Config, name: String) -> Publisher {
+async fn start_publisher(config: &Config, name: String, secrets: &[String]) -> Publisher {
     let publisher = Publisher::start(
         &config.github,
         name,
         config.mode == crate::config::Mode::DryRun,
+        secrets,
     )
     .await;
     if let Some(mask) = publisher.mask() {
@@ -209,7 +220,11 @@ async fn finish(
     publisher: Publisher,
     cancelled: bool,
     style: &Style,
+    secrets: &[String],
 ) -> anyhow::Result<u8> {
+    // Cluster text (logs, events, messages) may quote a secret: masked before any rendering.
+    let outcome = crate::github::redact_run(&outcome, secrets);
+
     let report = crate::report::to_json(&outcome);
     if let Some(path) = &config.report {
         let json = serde_json::to_string_pretty(&report)?;

@@ -773,3 +773,73 @@ async fn a_server_that_accepts_and_never_answers_ends_the_run_saying_so() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_value_a_container_logs_is_masked_everywhere() {
+    const SECRET: &str = "s3cr3t-db-password-9731";
+    let github = checks_github(11).await;
+    let c = Cluster::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/leaky:1",
+                ImageBehaviour::crashing(
+                    1,
+                    false,
+                    Duration::ZERO,
+                    &[
+                        "connecting with password s3cr3t-db-password-9731",
+                        "fatal: refused",
+                    ],
+                ),
+            )
+            .build(),
+    )
+    .await;
+    c.write(
+        "app.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: db}}\nstringData: {{password: {SECRET}}}\n---\n{}",
+            deployment("leaky", "registry.local/shop/leaky:1")
+        ),
+    );
+    let mut env = actions_env(&c, &github.uri());
+    env.push(("NO_COLOR", "1".into()));
+    let out = c
+        .deploy_with_env(
+            &[
+                "-f",
+                "app.yaml",
+                "--image-preflight",
+                "off",
+                "--report",
+                "report.json",
+            ],
+            &env,
+        )
+        .await;
+    assert_exit(&out, 1);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("::add-mask::{SECRET}")),
+        "{stdout}"
+    );
+    // The crash is reported with its log tail, the secret masked in it.
+    assert!(stdout.contains("connecting with password ***"), "{stdout}");
+    let elsewhere = [
+        stdout.replace(&format!("::add-mask::{SECRET}"), ""),
+        text(&out.stderr),
+        std::fs::read_to_string(c.path("report.json")).unwrap(),
+        std::fs::read_to_string(c.path("step_summary")).unwrap(),
+        std::fs::read_to_string(c.path("github_output")).unwrap(),
+    ];
+    for (i, place) in elsewhere.iter().enumerate() {
+        assert!(
+            !place.contains(SECRET),
+            "place {i} leaks the secret:\n{place}"
+        );
+    }
+    for request in github.received_requests().await.unwrap() {
+        let body = String::from_utf8_lossy(&request.body);
+        assert!(!body.contains(SECRET), "GitHub was sent the secret: {body}");
+    }
+}

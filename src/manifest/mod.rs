@@ -10,6 +10,7 @@ mod json;
 mod load;
 mod origin;
 mod scalar;
+pub mod secrets;
 mod source;
 mod validate;
 mod yaml;

@@ -29,6 +29,8 @@ pub struct Publisher {
     check: Arc<tokio::sync::Mutex<Option<CheckRun>>>,
     name: String,
     token: Option<String>,
+    /// Values to mask in everything sent to GitHub besides the token.
+    secrets: Vec<String>,
     /// Verdicts so far, for progress updates and for a cancelled run's last word.
     seen: Arc<Mutex<Vec<Outcome>>>,
     /// Resources applied or watched without a verdict yet, with their last state.
@@ -52,7 +54,12 @@ fn environment() -> BTreeMap<String, String> {
 
 impl Publisher {
     /// Read the Actions context and, when asked to, create the check run in progress.
-    pub async fn start(args: &GithubArgs, name: String, dry_run: bool) -> Publisher {
+    pub async fn start(
+        args: &GithubArgs,
+        name: String,
+        dry_run: bool,
+        secrets: &[String],
+    ) -> Publisher {
         let env = environment();
         let in_actions = env.get("GITHUB_ACTIONS").is_some_and(|v| v == "true");
         let token = args.github_token.clone().filter(|t| !t.trim().is_empty());
@@ -61,6 +68,7 @@ impl Publisher {
             check: Arc::new(tokio::sync::Mutex::new(None)),
             name,
             token: token.clone(),
+            secrets: secrets.to_vec(),
             seen: Arc::new(Mutex::new(Vec::new())),
             pending: Pending::default(),
             progress: None,
@@ -99,7 +107,7 @@ impl Publisher {
         };
         let ctx = publisher.ctx.clone().expect("set above");
         let client = match GithubClient::new(&ctx, &token) {
-            Ok(c) => c.with_secrets([token.clone()]),
+            Ok(c) => c.with_secrets(std::iter::once(token.clone()).chain(secrets.iter().cloned())),
             Err(e) => {
                 publisher.warnings.push(format!("no check run: {e}"));
                 return publisher;
@@ -197,7 +205,7 @@ impl Publisher {
         let Some(ctx) = self.ctx else {
             return published;
         };
-        let secrets: Vec<String> = self.token.into_iter().collect();
+        let secrets: Vec<String> = self.token.into_iter().chain(self.secrets).collect();
         let run = github::locate(&github::redact_run(run, &secrets), &ctx);
         let check = self.check.lock().await.take();
         let mut check_run_written = false;
