@@ -132,7 +132,19 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         }
         Err(signal) => {
             let outcome = publisher.so_far();
-            finish(&config, outcome, publisher, true, &style, &secrets).await?;
+            // A second signal means "now": exit without waiting for GitHub.
+            tokio::select! {
+                done = finish(&config, outcome, publisher, true, &style, &secrets) => {
+                    done?;
+                }
+                again = interrupted() => {
+                    #[expect(clippy::print_stderr, reason = "the edge reports problems")]
+                    {
+                        eprintln!("interrupted again: exiting without completing the check run");
+                    }
+                    return Ok(128 + again);
+                }
+            }
             // 128 + the signal number, as shells report a process ended by it.
             Ok(128 + signal)
         }

@@ -843,3 +843,109 @@ async fn a_secret_value_a_container_logs_is_masked_everywhere() {
         assert!(!body.contains(SECRET), "GitHub was sent the secret: {body}");
     }
 }
+
+/// A GitHub that creates check runs at once and answers updates only after a minute.
+async fn slow_github(id: u64) -> wiremock::MockServer {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    let run = serde_json::json!({"id": id, "status": "in_progress",
+        "html_url": format!("https://github.com/shop/platform/runs/{id}")});
+    Mock::given(method("POST"))
+        .and(path("/repos/shop/platform/check-runs"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(&run))
+        .mount(&github)
+        .await;
+    Mock::given(method("PATCH"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(&run)
+                .set_delay(Duration::from_secs(60)),
+        )
+        .mount(&github)
+        .await;
+    github
+}
+
+/// Deploy a slow worker under Actions against `github`, interrupt it with SIGINT once
+/// its check run exists (and again after `again`, if given); what it printed.
+async fn interrupt(github: &wiremock::MockServer, again: Option<Duration>) -> Output {
+    let c = Cluster::start(fast()).await;
+    c.write(
+        "worker.yaml",
+        &deployment("worker", "registry.local/shop/worker:7"),
+    );
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args([
+        "deploy",
+        "-f",
+        "worker.yaml",
+        "--image-preflight",
+        "off",
+        "--kubeconfig",
+    ])
+    .arg(c.path("kubeconfig"))
+    .current_dir(c.dir.path())
+    .env("NO_COLOR", "1")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    for (k, v) in actions_env(&c, &github.uri()) {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("deploy-action runs");
+    let pid = child.id().expect("pid").to_string();
+    for _ in 0..100 {
+        if !github
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let signal = || async {
+        let sent = tokio::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .await
+            .expect("kill");
+        assert!(sent.success());
+    };
+    signal().await;
+    if let Some(pause) = again {
+        tokio::time::sleep(pause).await;
+        signal().await;
+    }
+    // A liveness bound, not a timing claim: GitHub would hold it for a minute.
+    tokio::time::timeout(Duration::from_secs(45), child.wait_with_output())
+        .await
+        .expect("exited before GitHub answered")
+        .expect("exit")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_slow_github_an_interrupted_run_gives_up_on_its_check_run_and_says_so() {
+    let github = slow_github(12).await;
+    let out = interrupt(&github, None).await;
+    assert_exit(&out, 130);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("gave up on completing the check run 5 s after the interruption"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_signal_exits_at_once() {
+    let github = slow_github(13).await;
+    let out = interrupt(&github, Some(Duration::from_millis(500))).await;
+    assert_exit(&out, 130);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("interrupted again: exiting without completing the check run"),
+        "{stderr}"
+    );
+}

@@ -41,6 +41,9 @@ pub struct Publisher {
     pub warnings: Vec<String>,
 }
 
+/// How long a cancelled run may spend completing its check run.
+pub const CANCELLED_FINISH_LIMIT: Duration = Duration::from_secs(5);
+
 fn environment() -> BTreeMap<String, String> {
     std::env::vars_os()
         .map(|(k, v)| {
@@ -207,11 +210,29 @@ impl Publisher {
         };
         let secrets: Vec<String> = self.token.into_iter().chain(self.secrets).collect();
         let run = github::locate(&github::redact_run(run, &secrets), &ctx);
-        let check = self.check.lock().await.take();
+        // After a signal the runner kills the process 7.5 s later: finish in time or give
+        // up and say so, rather than be killed mid-request. The limit also covers waiting
+        // for a progress update still in flight (it holds the check run).
+        let limit = if cancelled {
+            CANCELLED_FINISH_LIMIT
+        } else {
+            Duration::from_secs(120)
+        };
+        let deadline = tokio::time::Instant::now() + limit;
+        let check = match tokio::time::timeout_at(deadline, self.check.lock()).await {
+            Ok(mut guard) => guard.take(),
+            Err(_) => {
+                published.warnings.push(format!(
+                    "gave up on completing the check run after {} s (an update to GitHub was still in flight); it may show as in progress",
+                    limit.as_secs()
+                ));
+                None
+            }
+        };
         let mut check_run_written = false;
         if let Some(check) = check {
             let finishing = check.finish(&run, cancelled, jiff::Timestamp::now());
-            match tokio::time::timeout(Duration::from_secs(120), finishing).await {
+            match tokio::time::timeout_at(deadline, finishing).await {
                 Ok(Ok(done)) => {
                     check_run_written = true;
                     published.check_run_url = done.html_url;
@@ -224,6 +245,10 @@ impl Publisher {
                 Ok(Err(e)) => published
                     .warnings
                     .push(format!("the check run could not be completed: {e}")),
+                Err(_) if cancelled => published.warnings.push(format!(
+                    "gave up on completing the check run {} s after the interruption (GitHub did not answer in time); it may show as in progress",
+                    limit.as_secs()
+                )),
                 Err(_) => published
                     .warnings
                     .push("the check run could not be completed within 2 minutes".into()),
