@@ -30,6 +30,9 @@ pub async fn main(cli: Cli) -> u8 {
 
 async fn execute(cli: Cli) -> anyhow::Result<u8> {
     let config = Config::from_command(&cli.command)?;
+    // Listening from the start: a signal while the check run is being created must not
+    // kill the process with the run left in progress.
+    let mut interrupts = Interrupts::install();
     let stdin = if config.files.iter().any(|f| f == "-") {
         let mut text = String::new();
         std::io::stdin()
@@ -110,11 +113,24 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         let context = conn.context.as_deref().unwrap_or("cluster");
         format!("deploy ({context}/{})", conn.default_namespace)
     });
-    let publisher = start_publisher(&config, name, &secrets).await;
+    let (publisher, early) =
+        start_publisher_listening(&config, name, &secrets, &mut interrupts).await;
+    if let Some(signal) = early {
+        finish(
+            &config,
+            publisher.so_far(),
+            publisher,
+            true,
+            &style,
+            &secrets,
+        )
+        .await?;
+        return Ok(128 + signal);
+    }
     let mut tee = publisher.observer(&mut terminal);
     let result = tokio::select! {
         r = run::run(&conn, &config, manifests, &access, &mut tee) => Ok(r),
-        signal = interrupted() => Err(signal),
+        signal = interrupts.next() => Err(signal),
     };
     drop(tee);
     terminal.finish();
@@ -137,7 +153,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
                 done = finish(&config, outcome, publisher, true, &style, &secrets) => {
                     done?;
                 }
-                again = interrupted() => {
+                again = interrupts.next() => {
                     #[expect(clippy::print_stderr, reason = "the edge reports problems")]
                     {
                         eprintln!("interrupted again: exiting without completing the check run");
@@ -183,26 +199,73 @@ async fn abandon(publisher: Publisher) {
     report_published(&published, false);
 }
 
-/// Resolves with the signal number on SIGINT (2) or SIGTERM (15).
-async fn interrupted() -> u8 {
+/// SIGINT and SIGTERM, listened to from the moment they are installed.
+struct Interrupts {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = int.recv() => 2,
-            _ = term.recv() => 15,
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Interrupts {
+    fn install() -> Interrupts {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let streams = signal(SignalKind::interrupt())
+                .ok()
+                .zip(signal(SignalKind::terminate()).ok());
+            Interrupts { streams }
+        }
+        #[cfg(not(unix))]
+        {
+            Interrupts {}
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        2
+
+    /// Resolves with the signal number on SIGINT (2) or SIGTERM (15).
+    async fn next(&mut self) -> u8 {
+        #[cfg(unix)]
+        {
+            let Some((int, term)) = self.streams.as_mut() else {
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                _ = int.recv() => 2,
+                _ = term.recv() => 15,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            2
+        }
+    }
+}
+
+/// Start the publisher while listening for signals. A signal during the check run's
+/// creation lets the creation end (bounded: the runner kills 7.5 s after SIGINT) so the
+/// run exists to be completed as cancelled; the signal is returned.
+async fn start_publisher_listening(
+    config: &Config,
+    name: String,
+    secrets: &[String],
+    interrupts: &mut Interrupts,
+) -> (Publisher, Option<u8>) {
+    let start = start_publisher(config, name.clone(), secrets);
+    tokio::pin!(start);
+    tokio::select! {
+        publisher = &mut start => (publisher, None),
+        signal = interrupts.next() => {
+            let limit = crate::output::CANCELLED_FINISH_LIMIT;
+            match tokio::time::timeout(limit, start).await {
+                Ok(publisher) => (publisher, Some(signal)),
+                // The create never answered; report without a check run.
+                Err(_) => {
+                    let mut quiet = config.clone();
+                    quiet.github.check_run = crate::cli::CheckRunMode::Off;
+                    (start_publisher(&quiet, name, secrets).await, Some(signal))
+                }
+            }
+        }
     }
 }
 

@@ -949,3 +949,84 @@ async fn a_second_signal_exits_at_once() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_the_check_run_is_being_created_still_completes_it() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let github = MockServer::start().await;
+    let run = serde_json::json!({"id": 14, "status": "in_progress",
+        "html_url": "https://github.com/shop/platform/runs/14"});
+    Mock::given(method("POST"))
+        .and(path("/repos/shop/platform/check-runs"))
+        .respond_with(
+            ResponseTemplate::new(201)
+                .set_body_json(&run)
+                .set_delay(Duration::from_secs(2)),
+        )
+        .expect(1)
+        .mount(&github)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/shop/platform/check-runs/14"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&run))
+        .mount(&github)
+        .await;
+    let c = Cluster::start(fast()).await;
+    c.write(
+        "worker.yaml",
+        &deployment("worker", "registry.local/shop/worker:7"),
+    );
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args([
+        "deploy",
+        "-f",
+        "worker.yaml",
+        "--image-preflight",
+        "off",
+        "--kubeconfig",
+    ])
+    .arg(c.path("kubeconfig"))
+    .current_dir(c.dir.path())
+    .env("NO_COLOR", "1")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    for (k, v) in actions_env(&c, &github.uri()) {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("deploy-action runs");
+    let pid = child.id().expect("pid").to_string();
+    // The create has been sent and is not answered yet.
+    for _ in 0..100 {
+        if !github
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let sent = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(sent.success());
+    let out = tokio::time::timeout(Duration::from_secs(45), child.wait_with_output())
+        .await
+        .expect("exited")
+        .unwrap();
+    assert_exit(&out, 143);
+    let completed: Vec<serde_json::Value> = github
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|r| serde_json::from_slice::<serde_json::Value>(&r.body).ok())
+        .filter(|b| b["status"] == "completed")
+        .collect();
+    assert_eq!(completed.len(), 1, "{}", text(&out.stderr));
+    assert_eq!(completed[0]["conclusion"], "cancelled");
+}

@@ -3,6 +3,6 @@
 mod github;
 mod terminal;
 
-pub use github::{Published, Publisher, Tee};
+pub use github::{CANCELLED_FINISH_LIMIT, Published, Publisher, Tee};
 
 pub use terminal::{Terminal, TerminalMode};
