@@ -1030,3 +1030,113 @@ async fn sigterm_while_the_check_run_is_being_created_still_completes_it() {
     assert_eq!(completed.len(), 1, "{}", text(&out.stderr));
     assert_eq!(completed[0]["conclusion"], "cancelled");
 }
+
+/// A TCP front for `upstream` on a port of its own that, `after` its start, closes every
+/// connection, stops listening for `down`, and listens again on the same port: what a
+/// client sees when the API server restarts.
+async fn restarting_front(
+    upstream: std::net::SocketAddr,
+    after: Duration,
+    down: Duration,
+) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serve = move |listener: tokio::net::TcpListener| {
+        tokio::spawn(async move {
+            let mut conns = tokio::task::JoinSet::new();
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    return conns;
+                };
+                conns.spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        })
+    };
+    tokio::spawn(async move {
+        let first = serve(listener);
+        tokio::time::sleep(after).await;
+        first.abort(); // drops the listener and, with the JoinSet, every open connection
+        tokio::time::sleep(down).await;
+        let again = tokio::net::TcpListener::bind(addr).await.unwrap();
+        let _ = serve(again).await;
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_restart_mid_watch_leaves_the_verdicts_unchanged() {
+    let mut sim = Sim::start(
+        Scenario::builder()
+            .default_image(ImageBehaviour::pulls_in(Duration::from_secs(3)))
+            .image(
+                "registry.local/shop/api:missing",
+                ImageBehaviour::not_found(),
+            )
+            .build(),
+    );
+    let upstream = sim.serve("127.0.0.1:0").await.unwrap();
+    let front = restarting_front(upstream, Duration::from_secs(2), Duration::from_secs(1)).await;
+    let dir = tempfile::tempdir().unwrap();
+    write_kubeconfig(&dir.path().join("kubeconfig"), front, "default").unwrap();
+    std::fs::write(
+        dir.path().join("app.yaml"),
+        format!(
+            "{}---\n{}",
+            deployment("web", "registry.local/shop/web:1"),
+            deployment("api", "registry.local/shop/api:missing")
+        ),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(BIN)
+        .args([
+            "deploy",
+            "-f",
+            "app.yaml",
+            "--kubeconfig",
+            "kubeconfig",
+            "--settle",
+            "2s",
+        ])
+        .args([
+            "--image-preflight",
+            "off",
+            "--no-fail-fast",
+            "--report",
+            "report.json",
+        ])
+        .args(["--timeout", "60s"])
+        .env_remove("GITHUB_ACTIONS")
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .output()
+        .await
+        .unwrap();
+    assert_exit(&out, 1);
+    let r = report(&dir.path().join("report.json"));
+    let verdicts: Vec<_> = r["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].clone(), o["verdict"].clone(), o["reason"].clone()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("web".into(), "succeeded".into(), serde_json::Value::Null),
+            ("api".into(), "failed".into(), "image_not_found".into()),
+        ],
+        "{}",
+        text(&out.stderr)
+    );
+    // The restart did hit the watches, and they came back.
+    assert!(
+        text(&out.stderr).contains("warning: watch interrupted, retrying"),
+        "{}",
+        text(&out.stderr)
+    );
+    drop(sim);
+}

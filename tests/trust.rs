@@ -339,3 +339,27 @@ async fn lists_that_fail_forever_time_out_naming_the_api_error_and_how_often() {
         web.message
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_expired_mid_stream_is_relisted_and_the_verdict_holds() {
+    let expired = Fault {
+        matcher: FaultMatch {
+            verb: Some("watch".into()),
+            resource: Some("pods".into()),
+            nth: Some(1),
+            ..FaultMatch::default()
+        },
+        expired: true,
+        ..Fault::default()
+    };
+    let sim = Sim::start(Scenario::builder().fault(expired).build());
+    let yaml = deployment("web", "registry.local/shop/web:1", "");
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    assert!(
+        sim.server.recorder.count("list", "pods") >= 2,
+        "the 410 did not lead to a re-list"
+    );
+}
