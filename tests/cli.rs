@@ -420,53 +420,12 @@ async fn a_fork_failure_is_annotated_with_workflow_commands() {
 async fn sigterm_completes_the_check_run_as_cancelled() {
     let github = checks_github(9).await;
     let c = Cluster::start(fast()).await;
-    c.write(
-        "worker.yaml",
-        &deployment("worker", "registry.local/shop/worker:7"),
-    );
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.args([
-        "deploy",
-        "-f",
-        "worker.yaml",
-        "--timeout",
-        "60s",
-        "--image-preflight",
-        "off",
-        "--report",
-        "report.json",
-        "--kubeconfig",
-    ])
-    .arg(c.path("kubeconfig"))
-    .current_dir(c.dir.path())
-    .env("NO_COLOR", "1")
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped());
-    for (k, v) in actions_env(&c, &github.uri()) {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().expect("deploy-action runs");
-    let pid = child.id().expect("pid").to_string();
+    let (child, pid) = spawn_slow_deploy(&c, &github);
     // Wait until the run is under way (the check run exists), then stop it as a runner would.
-    for _ in 0..100 {
-        if !github
-            .received_requests()
-            .await
-            .unwrap_or_default()
-            .is_empty()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    first_request(&github).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let killed = tokio::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .expect("kill");
-    assert!(killed.success());
-    let out = child.wait_with_output().await.expect("exit");
+    send("-TERM", &pid).await;
+    let out = exited(child).await;
     assert_exit(&out, 143);
     let requests = github.received_requests().await.unwrap();
     let completed: Vec<serde_json::Value> = requests
@@ -871,59 +830,15 @@ async fn slow_github(id: u64) -> wiremock::MockServer {
 /// its check run exists (and again after `again`, if given); what it printed.
 async fn interrupt(github: &wiremock::MockServer, again: Option<Duration>) -> Output {
     let c = Cluster::start(fast()).await;
-    c.write(
-        "worker.yaml",
-        &deployment("worker", "registry.local/shop/worker:7"),
-    );
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.args([
-        "deploy",
-        "-f",
-        "worker.yaml",
-        "--image-preflight",
-        "off",
-        "--kubeconfig",
-    ])
-    .arg(c.path("kubeconfig"))
-    .current_dir(c.dir.path())
-    .env("NO_COLOR", "1")
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped());
-    for (k, v) in actions_env(&c, &github.uri()) {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().expect("deploy-action runs");
-    let pid = child.id().expect("pid").to_string();
-    for _ in 0..100 {
-        if !github
-            .received_requests()
-            .await
-            .unwrap_or_default()
-            .is_empty()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (child, pid) = spawn_slow_deploy(&c, github);
+    first_request(github).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let signal = || async {
-        let sent = tokio::process::Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .await
-            .expect("kill");
-        assert!(sent.success());
-    };
-    signal().await;
+    send("-INT", &pid).await;
     if let Some(pause) = again {
         tokio::time::sleep(pause).await;
-        signal().await;
+        send("-INT", &pid).await;
     }
-    // A liveness bound, not a timing claim: GitHub would hold it for a minute.
-    tokio::time::timeout(Duration::from_secs(45), child.wait_with_output())
-        .await
-        .expect("exited before GitHub answered")
-        .expect("exit")
+    exited(child).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -973,51 +888,11 @@ async fn sigterm_while_the_check_run_is_being_created_still_completes_it() {
         .mount(&github)
         .await;
     let c = Cluster::start(fast()).await;
-    c.write(
-        "worker.yaml",
-        &deployment("worker", "registry.local/shop/worker:7"),
-    );
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.args([
-        "deploy",
-        "-f",
-        "worker.yaml",
-        "--image-preflight",
-        "off",
-        "--kubeconfig",
-    ])
-    .arg(c.path("kubeconfig"))
-    .current_dir(c.dir.path())
-    .env("NO_COLOR", "1")
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped());
-    for (k, v) in actions_env(&c, &github.uri()) {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().expect("deploy-action runs");
-    let pid = child.id().expect("pid").to_string();
+    let (child, pid) = spawn_slow_deploy(&c, &github);
     // The create has been sent and is not answered yet.
-    for _ in 0..100 {
-        if !github
-            .received_requests()
-            .await
-            .unwrap_or_default()
-            .is_empty()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let sent = tokio::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(sent.success());
-    let out = tokio::time::timeout(Duration::from_secs(45), child.wait_with_output())
-        .await
-        .expect("exited")
-        .unwrap();
+    first_request(&github).await;
+    send("-TERM", &pid).await;
+    let out = exited(child).await;
     assert_exit(&out, 143);
     let completed: Vec<serde_json::Value> = github
         .received_requests()
@@ -1139,4 +1014,69 @@ async fn an_api_server_restart_mid_watch_leaves_the_verdicts_unchanged() {
         text(&out.stderr)
     );
     drop(sim);
+}
+
+/// deploy-action deploying a slow worker under Actions against `github`, started: the
+/// child and its pid.
+fn spawn_slow_deploy(
+    c: &Cluster,
+    github: &wiremock::MockServer,
+) -> (tokio::process::Child, String) {
+    c.write(
+        "worker.yaml",
+        &deployment("worker", "registry.local/shop/worker:7"),
+    );
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(["deploy", "-f", "worker.yaml", "--timeout", "60s"])
+        .args([
+            "--image-preflight",
+            "off",
+            "--report",
+            "report.json",
+            "--kubeconfig",
+        ])
+        .arg(c.path("kubeconfig"))
+        .current_dir(c.dir.path())
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in actions_env(c, &github.uri()) {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("deploy-action runs");
+    let pid = child.id().expect("pid").to_string();
+    (child, pid)
+}
+
+/// Until `github` has received its first request (the check run's create was sent).
+async fn first_request(github: &wiremock::MockServer) {
+    for _ in 0..250 {
+        if !github
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `kill -SIG pid`, as a runner stops a step.
+async fn send(signal: &str, pid: &str) {
+    let sent = tokio::process::Command::new("kill")
+        .args([signal, pid])
+        .status()
+        .await
+        .expect("kill");
+    assert!(sent.success());
+}
+
+/// The child's output, within a liveness bound (not a timing claim).
+async fn exited(child: tokio::process::Child) -> Output {
+    tokio::time::timeout(Duration::from_secs(45), child.wait_with_output())
+        .await
+        .expect("exited in time")
+        .expect("exit")
 }
