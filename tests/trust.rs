@@ -363,3 +363,24 @@ async fn a_watch_expired_mid_stream_is_relisted_and_the_verdict_holds() {
         "the 410 did not lead to a re-list"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn discovery_takes_two_requests_where_the_server_aggregates_it() {
+    let sim = Sim::start(Scenario::default());
+    let yaml = deployment("web", "registry.local/shop/web:1", "");
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    let mut discovery: Vec<String> = sim
+        .server
+        .recorder
+        .calls()
+        .into_iter()
+        .filter(|c| c.verb == "discover")
+        .map(|c| c.resource)
+        .collect();
+    discovery.sort();
+    // One discovery per run: /api and /apis, aggregated (legacy discovery took 16).
+    assert_eq!(discovery, ["/api", "/apis"]);
+}

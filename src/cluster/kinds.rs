@@ -11,11 +11,17 @@ pub struct Kinds {
 }
 
 impl Kinds {
-    /// Run discovery (one request per API group).
+    /// Run discovery: aggregated discovery (two requests) where the server offers it,
+    /// else the legacy documents (one request per API group and version).
     pub async fn discover(client: &kube::Client) -> Result<Kinds, kube::Error> {
-        Ok(Kinds {
-            discovery: Discovery::new(client.clone()).run().await?,
-        })
+        let discovery = match Discovery::new(client.clone()).run_aggregated().await {
+            Ok(d) => d,
+            Err(kube::Error::Api(_)) | Err(kube::Error::SerdeError(_)) => {
+                Discovery::new(client.clone()).run().await?
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Kinds { discovery })
     }
 
     fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {

@@ -8,12 +8,29 @@ use serde_json::{Value, json};
 /// The content type of aggregated discovery answers; clients fall back when it differs.
 pub const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
-/// Whether the Accept header asks for aggregated discovery.
+/// Whether the Accept header asks for aggregated discovery (apidiscovery.k8s.io/v2) before
+/// anything kube-sim would rather answer: media types are taken in order, their parameters
+/// compared exactly (`v=v2beta1` is not `v=v2`: a client that only reads v2beta1 gets the
+/// legacy documents, as from an API server that no longer serves v2beta1).
 pub fn wants_aggregated(accept: &str) -> bool {
-    accept
-        .split(',')
-        .next()
-        .is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2"))
+    for media in accept.split(',') {
+        let mut parts = media.split(';').map(str::trim);
+        let kind = parts.next().unwrap_or_default();
+        let params: Vec<(&str, &str)> = parts.filter_map(|p| p.split_once('=')).collect();
+        let param = |name: &str| params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        match param("as") {
+            Some("APIGroupDiscoveryList")
+                if param("g") == Some("apidiscovery.k8s.io") && param("v") == Some("v2") =>
+            {
+                return true;
+            }
+            // Another aggregated version kube-sim does not serve: try the next type.
+            Some(_) => continue,
+            None if kind.ends_with("json") || kind == "*/*" || kind.is_empty() => return false,
+            None => continue,
+        }
+    }
+    false
 }
 
 pub fn version(v: KubeVersion) -> Value {
@@ -177,6 +194,21 @@ mod tests {
         );
         assert!(wants_aggregated(&format!("{AGGREGATED},application/json")));
         assert!(!wants_aggregated("application/json"));
+    }
+
+    #[test]
+    fn aggregated_discovery_is_chosen_only_for_v2() {
+        let v2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        let v2beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+        assert!(wants_aggregated(v2));
+        assert!(wants_aggregated(&format!(
+            "{v2},{v2beta1},application/json"
+        )));
+        // kubectl 1.33 lists v2 first; an older client-go (kpt's) asks for v2beta1 only.
+        assert!(!wants_aggregated(&format!("{v2beta1},application/json")));
+        assert!(wants_aggregated(&format!("{v2beta1};q=0.9,{v2}")));
+        assert!(!wants_aggregated("application/json"));
+        assert!(!wants_aggregated("application/json,*/*"));
     }
 
     #[test]

@@ -49,6 +49,24 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         return Err(ApiError::path_not_found());
     };
     let registry = &state.registry;
+    if matches!(
+        route,
+        Route::Api | Route::Apis | Route::Group(_) | Route::GroupVersion { .. }
+    ) {
+        // Discovery is recorded too (verb `discover`, the path as resource), so benchmarks
+        // and tests can count what a client's discovery costs.
+        state.recorder.record(RecordedCall {
+            verb: "discover".to_owned(),
+            resource: parts.uri.path().to_owned(),
+            namespace: None,
+            method: parts.method.to_string(),
+            path_and_query: parts
+                .uri
+                .path_and_query()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        });
+    }
     let resource_path = match route {
         Route::Version => return Ok(json(discovery::version(state.scenario.kubernetes_version))),
         Route::Health => return Ok("ok".into_response()),

@@ -42,7 +42,8 @@ pub fn parse(path: &str) -> Option<Route> {
         .collect();
     match segs.as_slice() {
         ["version"] => Some(Route::Version),
-        ["healthz" | "livez" | "readyz"] => Some(Route::Health),
+        // `/livez/ping`, `/readyz/etcd` and the like answer as their parent does.
+        ["healthz" | "livez" | "readyz", ..] => Some(Route::Health),
         ["openapi", "v3"] => Some(Route::OpenApiIndex),
         ["openapi", "v3", rest @ ..] => Some(Route::OpenApi(rest.join("/"))),
         ["api"] => Some(Route::Api),
@@ -153,6 +154,9 @@ mod tests {
     #[test]
     fn parses_discovery_paths() {
         assert_eq!(parse("/version"), Some(Route::Version));
+        // client-go pings /livez/ping to decide whether flow control is on.
+        assert_eq!(parse("/livez/ping"), Some(Route::Health));
+        assert_eq!(parse("/readyz/etcd"), Some(Route::Health));
         assert_eq!(parse("/api"), Some(Route::Api));
         assert_eq!(parse("/apis/"), Some(Route::Apis));
         assert_eq!(parse("/apis/apps"), Some(Route::Group("apps".into())));
