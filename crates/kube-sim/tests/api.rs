@@ -197,3 +197,30 @@ async fn logs_of_a_container_waiting_on_its_image_are_refused_as_the_kubelet_doe
         other => panic!("expected a 400, got {other:?}"),
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn debug_requests_counts_calls_by_verb_and_resource() {
+    let sim = Sim::start(Scenario::default());
+    let client = sim.client();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &cm("a", "web"))
+        .await
+        .unwrap();
+    api.list(&ListParams::default()).await.unwrap();
+    api.list(&ListParams::default()).await.unwrap();
+    let request = http::Request::get("/debug/requests")
+        .body(Vec::new())
+        .unwrap();
+    let text = client.request_text(request).await.unwrap();
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let count = |verb: &str| {
+        body["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["verb"] == verb && r["resource"] == "configmaps")
+            .map(|r| r["count"].clone())
+    };
+    assert_eq!(count("create"), Some(json!(1)), "{body}");
+    assert_eq!(count("list"), Some(json!(2)), "{body}");
+}

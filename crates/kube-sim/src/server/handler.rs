@@ -70,6 +70,17 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     let resource_path = match route {
         Route::Version => return Ok(json(discovery::version(state.scenario.kubernetes_version))),
         Route::Health => return Ok("ok".into_response()),
+        Route::DebugRequests => {
+            let counts: Vec<Value> = state
+                .recorder
+                .counts()
+                .into_iter()
+                .map(|((verb, resource), n)| {
+                    serde_json::json!({"verb": verb, "resource": resource, "count": n})
+                })
+                .collect();
+            return Ok(json(serde_json::json!({ "requests": counts })));
+        }
         Route::OpenApiIndex => return Ok(json(openapi::index(registry))),
         Route::OpenApi(gv) => {
             return openapi::group_version(registry, &gv)

@@ -28,6 +28,8 @@ pub enum Route {
     },
     Resource(ResourcePath),
     Health,
+    /// `/debug/requests`: the request recorder's counts, for benchmarks.
+    DebugRequests,
     /// `/openapi/v3`.
     OpenApiIndex,
     /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`.
@@ -44,6 +46,7 @@ pub fn parse(path: &str) -> Option<Route> {
         ["version"] => Some(Route::Version),
         // `/livez/ping`, `/readyz/etcd` and the like answer as their parent does.
         ["healthz" | "livez" | "readyz", ..] => Some(Route::Health),
+        ["debug", "requests"] => Some(Route::DebugRequests),
         ["openapi", "v3"] => Some(Route::OpenApiIndex),
         ["openapi", "v3", rest @ ..] => Some(Route::OpenApi(rest.join("/"))),
         ["api"] => Some(Route::Api),
@@ -157,6 +160,7 @@ mod tests {
         // client-go pings /livez/ping to decide whether flow control is on.
         assert_eq!(parse("/livez/ping"), Some(Route::Health));
         assert_eq!(parse("/readyz/etcd"), Some(Route::Health));
+        assert_eq!(parse("/debug/requests"), Some(Route::DebugRequests));
         assert_eq!(parse("/api"), Some(Route::Api));
         assert_eq!(parse("/apis/"), Some(Route::Apis));
         assert_eq!(parse("/apis/apps"), Some(Route::Group("apps".into())));
