@@ -384,3 +384,41 @@ async fn discovery_takes_two_requests_where_the_server_aggregates_it() {
     // One discovery per run: /api and /apis, aggregated (legacy discovery took 16).
     assert_eq!(discovery, ["/api", "/apis"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn evidence_the_deployer_may_not_read_does_not_hold_the_verdict() {
+    // A namespaced deployer: listing Nodes (cluster-wide) and Events is forbidden.
+    let forbid = |resource: &str| Fault {
+        matcher: FaultMatch {
+            verb: Some("list".into()),
+            resource: Some(resource.into()),
+            ..FaultMatch::default()
+        },
+        status: Some(403),
+        message: Some(format!("{resource} is forbidden: User \"ci\" cannot list {resource}")),
+        ..Fault::default()
+    };
+    let sim = Sim::start(
+        Scenario::builder()
+            .fault(forbid("events"))
+            .fault(forbid("nodes"))
+            .build(),
+    );
+    let yaml = format!(
+        "{}---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {{name: agent}}
+spec:
+  selector: {{matchLabels: {{app: agent}}}}
+  template:
+    metadata: {{labels: {{app: agent}}}}
+    spec: {{containers: [{{name: agent, image: registry.local/shop/agent:1}}]}}
+",
+        deployment("web", "registry.local/shop/web:1", "")
+    );
+    let run = run_yaml(&sim, "app.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+}

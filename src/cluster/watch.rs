@@ -29,10 +29,12 @@ pub enum Seen {
         scope: usize,
         objects: Vec<Value>,
     },
-    /// The watch failed and is backing off (shown, never fatal).
+    /// The watch failed and is backing off (shown, never fatal). `forbidden`: the list was
+    /// refused 403, so waiting will not bring it.
     Trouble {
         scope: usize,
         message: String,
+        forbidden: bool,
     },
 }
 
@@ -106,6 +108,10 @@ pub fn spawn(
                         Err(e) => Seen::Trouble {
                             scope: index,
                             message: describe(&e),
+                            forbidden: matches!(
+                                &e,
+                                watcher::Error::InitialListFailed(kube::Error::Api(s)) if s.code == 403
+                            ),
                         },
                     };
                     if tx.send(seen).await.is_err() {

@@ -7,8 +7,7 @@
 use super::applying::Pending;
 use super::images::Lookups;
 use super::{evidence, scopes};
-use crate::cluster::watch::WatchScope;
-use crate::cluster::watch::{self, Seen};
+use crate::cluster::watch::{self, Seen, WatchScope};
 use crate::cluster::{Connection, Kinds, logs};
 use crate::config::Config;
 use crate::manifest::Manifest;
@@ -141,7 +140,7 @@ fn key_of(v: &Value) -> Option<Key> {
 fn observe(
     snapshot: &mut Snapshot,
     members: &mut Members,
-    (listed, troubles): (&mut HashSet<usize>, &mut Troubles),
+    (listed, troubles, optional): (&mut HashSet<usize>, &mut Troubles, &HashSet<usize>),
     seen: Seen,
     observer: &mut dyn Observer,
     at: Duration,
@@ -168,7 +167,17 @@ fn observe(
             members.insert(scope, fresh);
             listed.insert(scope);
         }
-        Seen::Trouble { scope, message } => {
+        Seen::Trouble {
+            scope,
+            message,
+            forbidden,
+        } => {
+            // Evidence the rules can do without (events, nodes) that the deployer may not
+            // read counts as listed and empty: the rules then judge more strictly, never
+            // more leniently. Anything else refused keeps its resources waiting.
+            if forbidden && optional.contains(&scope) {
+                listed.insert(scope);
+            }
             let seen = troubles.entry(scope).or_insert((0, String::new()));
             seen.0 += 1;
             seen.1.clone_from(&message);
@@ -278,6 +287,12 @@ pub async fn judge_all(
     let mut members = HashMap::new();
     let mut listed = HashSet::new();
     let mut troubles = Troubles::new();
+    let optional: HashSet<usize> = scopes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s.resource.kind.as_str(), "Event" | "Node"))
+        .map(|(i, _)| i)
+        .collect();
     let mut watchers_alive = true;
     let (view_tx, mut view_rx) = mpsc::channel(64);
     let mut next_status = Instant::now() + STATUS_EVERY;
@@ -385,9 +400,9 @@ pub async fn judge_all(
         tokio::select! {
             seen = rx.recv(), if watchers_alive => match seen {
                 Some(seen) => {
-                    observe(&mut snapshot, &mut members, (&mut listed, &mut troubles), seen, observer, start.elapsed());
+                    observe(&mut snapshot, &mut members, (&mut listed, &mut troubles, &optional), seen, observer, start.elapsed());
                     while let Ok(more) = rx.try_recv() {
-                        observe(&mut snapshot, &mut members, (&mut listed, &mut troubles), more, observer, start.elapsed());
+                        observe(&mut snapshot, &mut members, (&mut listed, &mut troubles, &optional), more, observer, start.elapsed());
                     }
                 }
                 None => watchers_alive = false,
