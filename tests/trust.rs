@@ -395,7 +395,9 @@ async fn evidence_the_deployer_may_not_read_does_not_hold_the_verdict() {
             ..FaultMatch::default()
         },
         status: Some(403),
-        message: Some(format!("{resource} is forbidden: User \"ci\" cannot list {resource}")),
+        message: Some(format!(
+            "{resource} is forbidden: User \"ci\" cannot list {resource}"
+        )),
         ..Fault::default()
     };
     let sim = Sim::start(
