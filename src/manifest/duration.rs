@@ -1,13 +1,16 @@
-//! Reads the timeout annotations' durations, accepting what users of deploy-action and of
-//! krane (whose annotations we honour) already write.
+//! Reads the timeout annotations' and `--timeout`'s durations with jiff, accepting what
+//! users of deploy-action and of krane (whose annotations we honour) already write; units
+//! must come largest first (jiff and ISO 8601 both insist, so humantime's `5m1h` is refused).
 
 use std::time::Duration;
 
 /// Parses a timeout annotation value. Accepted, in this order:
 /// - plain seconds: `30`;
-/// - ISO 8601 durations as krane takes them: `PT1M30S`, `P1D`, and the time part alone
-///   in any case (`45s`, `3M` = 3 minutes, `1h30m`, `PT0.25H`);
-/// - humantime forms: `90s`, `5m`, `1h 30m`, `2days`.
+/// - ISO 8601 durations and jiff's friendly format: `PT1M30S`, `P1D`, `90s`, `1h 30m`,
+///   `2days`, `5 minutes`;
+/// - as krane takes it, the ISO time part alone in any case: `3M` = 3 minutes, `1H30M`.
+///
+/// Negative durations, and months or years (no fixed length), are refused.
 pub fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     if s.is_empty() {
@@ -16,45 +19,20 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
     if s.bytes().all(|b| b.is_ascii_digit()) {
         return s.parse().ok().map(Duration::from_secs);
     }
-    iso8601(s).or_else(|| humantime::parse_duration(s).ok())
+    parse_span(s).or_else(|| {
+        let krane = !s.starts_with(['P', 'p']);
+        krane.then(|| parse_span(&format!("PT{s}"))).flatten()
+    })
 }
 
-fn iso8601(s: &str) -> Option<Duration> {
-    let upper = s.to_ascii_uppercase();
-    let (date, time) = match upper.strip_prefix('P') {
-        Some(rest) => match rest.split_once('T') {
-            Some((date, time)) => (date, Some(time)),
-            None => (rest, None),
-        },
-        None => ("", Some(upper.as_str())),
-    };
-    if time.is_some_and(str::is_empty) || (date.is_empty() && time.is_none()) {
-        return None;
-    }
-    let mut seconds = components(date, &[('W', 604_800.0), ('D', 86_400.0)])?;
-    if let Some(time) = time {
-        seconds += components(time, &[('H', 3_600.0), ('M', 60.0), ('S', 1.0)])?;
-    }
-    Duration::try_from_secs_f64(seconds).ok()
-}
-
-/// Sums `<number><unit>` pairs whose units appear at most once and in `units` order.
-fn components(s: &str, units: &[(char, f64)]) -> Option<f64> {
-    let mut total = 0.0;
-    let mut rest = s;
-    let mut next_unit = 0;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .filter(|&i| i > 0)?;
-        let value: f64 = rest[..digits].parse().ok()?;
-        let unit = rest[digits..].chars().next()?;
-        let position = units[next_unit..].iter().position(|(u, _)| *u == unit)?;
-        total += value * units[next_unit + position].1;
-        next_unit += position + 1;
-        rest = &rest[digits + unit.len_utf8()..];
-    }
-    Some(total)
+/// A jiff [`jiff::Span`] (ISO 8601 or friendly), days and weeks counted as 24 hours and 7
+/// days; `None` for negative spans and calendar units.
+pub fn parse_span(s: &str) -> Option<Duration> {
+    let span: jiff::Span = s.trim().parse().ok()?;
+    let signed = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .ok()?;
+    Duration::try_from(signed).ok()
 }
 
 #[cfg(test)]
@@ -68,7 +46,7 @@ mod tests {
     }
 
     #[test]
-    fn accepts_seconds_iso8601_and_humantime() {
+    fn accepts_seconds_iso8601_and_friendly_forms() {
         case("30", Some(30));
         case(" 90s ", Some(90));
         case("5m", Some(300));
@@ -86,7 +64,15 @@ mod tests {
         case("-5s", None);
         case("P", None);
         case("PT", None);
-        case("5m1h", Some(3900)); // humantime takes any order, ISO does not
+        // humantime took any order; jiff, ISO 8601 and krane do not.
+        case("5m1h", None);
+        case("1H30M", Some(5400));
+        case("45S", Some(45));
+        case("1.5h", Some(5400));
+        case("5 minutes", Some(300));
+        case("P1W", Some(604_800));
+        case("5s ago", None);
+        case("1mo", None);
         case("1.5.5s", None);
     }
 }

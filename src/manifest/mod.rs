@@ -18,7 +18,7 @@ mod yaml;
 pub use cluster::{Scope, resolve_namespace, resolve_namespaces, validate_against};
 pub use containers::ImageLine;
 pub use document::Manifest;
-pub use duration::parse_duration;
+pub use duration::{parse_duration, parse_span};
 pub use error::{LoadError, Problem, render_problems};
 pub use load::{load, load_str};
 pub use source::STDIN_NAME;

@@ -1,5 +1,7 @@
 //! Durations the way a reader scans them: tenths of a second for short waits (they tell
 //! a fast failure from a slow one), minutes once the number would need mental division.
+//! Hand-written on purpose: jiff's friendly printer truncates tenths (`41.2s`, `59.9s`),
+//! pads every unit (`01m05s`) and rolls minutes into hours, none of which the reports want.
 
 use std::time::Duration;
 

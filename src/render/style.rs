@@ -1,5 +1,7 @@
 //! Colour as a value: renderers ask the style to paint, so turning colour off (`NO_COLOR`, CI,
-//! a pipe) removes every escape byte in one place instead of in each renderer.
+//! a pipe) removes every escape byte in one place instead of in each renderer. Styles are
+//! `anstyle`'s; not `anstream`, whose auto-detection would colour CI logs and miss
+//! indicatif's own stderr writes, so the decision stays in `Style::detect`.
 
 use crate::verdict::{RunResult, Verdict};
 
@@ -38,13 +40,14 @@ impl Tone {
         }
     }
 
-    fn sgr(self) -> &'static str {
+    fn style(self) -> anstyle::Style {
+        use anstyle::AnsiColor;
         match self {
-            Tone::Failed => "31",
-            Tone::TimedOut => "33",
-            Tone::Succeeded => "32",
-            Tone::Bold => "1",
-            Tone::Dim => "2",
+            Tone::Failed => AnsiColor::Red.on_default(),
+            Tone::TimedOut => AnsiColor::Yellow.on_default(),
+            Tone::Succeeded => AnsiColor::Green.on_default(),
+            Tone::Bold => anstyle::Style::new().bold(),
+            Tone::Dim => anstyle::Style::new().dimmed(),
         }
     }
 }
@@ -66,19 +69,19 @@ impl Style {
 
     /// `text` in `tone`; unchanged when colour is off.
     pub fn paint(&self, tone: Tone, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{}m{text}\x1b[0m", tone.sgr())
-        } else {
-            text.to_owned()
-        }
+        self.render(tone.style(), text)
     }
 
     /// `text` in `tone` and bold, for headers that carry a verdict.
     pub fn paint_bold(&self, tone: Tone, text: &str) -> String {
-        if self.color && tone != Tone::Bold {
-            format!("\x1b[1;{}m{text}\x1b[0m", tone.sgr())
+        self.render(tone.style().bold(), text)
+    }
+
+    fn render(&self, style: anstyle::Style, text: &str) -> String {
+        if self.color {
+            format!("{style}{text}{style:#}")
         } else {
-            self.paint(tone, text)
+            text.to_owned()
         }
     }
 }
@@ -128,7 +131,7 @@ mod tests {
         assert_eq!(Style::COLOR.paint(Tone::Succeeded, "x"), "\x1b[32mx\x1b[0m");
         assert_eq!(
             Style::COLOR.paint_bold(Tone::Succeeded, "SUCCESS"),
-            "\x1b[1;32mSUCCESS\x1b[0m"
+            "\x1b[1m\x1b[32mSUCCESS\x1b[0m"
         );
         assert_eq!(Style::COLOR.paint_bold(Tone::Bold, "h"), "\x1b[1mh\x1b[0m");
     }

@@ -550,12 +550,12 @@ mod tests {
             assert_eq!(strip_sgr(&coloured), plain(&run));
         }
         let coloured = summary(&fixtures::mixed_run(), &Style::COLOR);
-        assert!(coloured.starts_with("\x1b[1;31mFAILURE\x1b[0m: "));
+        assert!(coloured.starts_with("\x1b[1m\x1b[31mFAILURE\x1b[0m: "));
         assert!(coloured.contains("\x1b[31mimage_not_found\x1b[0m"));
         assert!(coloured.contains("\x1b[33mregistry_slow\x1b[0m"));
-        assert!(coloured.contains("\x1b[1;32mSucceeded (3):\x1b[0m"));
+        assert!(coloured.contains("\x1b[1m\x1b[32mSucceeded (3):\x1b[0m"));
         let coloured = summary(&fixtures::all_success_run(), &Style::COLOR);
-        assert!(coloured.starts_with("\x1b[1;32mSUCCESS\x1b[0m: "));
+        assert!(coloured.starts_with("\x1b[1m\x1b[32mSUCCESS\x1b[0m: "));
     }
 
     fn hostile() -> RunOutcome {

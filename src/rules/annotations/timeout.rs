@@ -1,6 +1,7 @@
 //! How long each resource may take: krane's per-kind defaults, a per-resource annotation,
 //! and the global `--timeout` as a cap, so one slow kind cannot outlast the whole run.
 
+use crate::manifest::parse_span;
 use crate::rules::error::RulesError;
 use crate::rules::target::Target;
 use std::collections::BTreeMap;
@@ -66,20 +67,14 @@ fn override_from(annotations: &BTreeMap<String, String>) -> Result<Option<Durati
         })
 }
 
-/// Accepts humantime (`45s`, `3m`, `1h30m`) and, like krane, ISO 8601 (`PT0.25H`, `P1D`).
+/// Accepts jiff's friendly format (`45s`, `3m`, `1h30m`) and, like krane, ISO 8601
+/// (`PT0.25H`, `P1D`); units largest first.
 pub fn parse_annotation_duration(value: &str) -> Option<Duration> {
     let value = value.trim();
     if value == "0" {
         return Some(Duration::ZERO);
     }
-    if let Ok(d) = humantime::parse_duration(value) {
-        return Some(d);
-    }
-    let span: jiff::Span = value.parse().ok()?;
-    let signed = span
-        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
-        .ok()?;
-    Duration::try_from(signed).ok()
+    parse_span(value)
 }
 
 #[cfg(test)]

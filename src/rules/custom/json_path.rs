@@ -1,24 +1,14 @@
-//! The small JSONPath subset krane's `instance-rollout-conditions` annotations use:
-//! `$.status.a.b`, `[N]`, and `[?(@.key == "value")]` filters, first match wins.
+//! krane's `instance-rollout-conditions` paths (`$.status.a.b`, `[N]`,
+//! `[?(@.key == "value")]`, first match wins), evaluated by `serde_json_path` (RFC 9535);
+//! a thin guard keeps krane's documented subset, refusing `..`, `*`, slices and other operators.
 
 use crate::rules::error::RulesError;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
-    Field(String),
-    Index(usize),
-    /// Array elements whose `key` equals `value` (as text).
-    Filter {
-        key: String,
-        value: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonPath {
     raw: String,
-    steps: Vec<Step>,
+    query: serde_json_path::JsonPath,
 }
 
 impl JsonPath {
@@ -26,24 +16,11 @@ impl JsonPath {
         let err = || RulesError::UnsupportedJsonPath {
             path: raw.to_owned(),
         };
-        let mut rest = raw.trim().strip_prefix('$').ok_or_else(err)?;
-        let mut steps = Vec::new();
-        while !rest.is_empty() {
-            if let Some(r) = rest.strip_prefix('.') {
-                let (name, r) = ident(r).ok_or_else(err)?;
-                steps.push(Step::Field(name.to_owned()));
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix('[') {
-                let (inside, r) = r.split_once(']').ok_or_else(err)?;
-                steps.push(bracket(inside).ok_or_else(err)?);
-                rest = r;
-            } else {
-                return Err(err());
-            }
-        }
+        let normalised = normalise(raw.trim()).ok_or_else(err)?;
+        let query = serde_json_path::JsonPath::parse(&normalised).map_err(|_| err())?;
         Ok(JsonPath {
             raw: raw.to_owned(),
-            steps,
+            query,
         })
     }
 
@@ -53,22 +30,7 @@ impl JsonPath {
 
     /// The first value the path reaches in `obj`.
     pub fn first<'a>(&self, obj: &'a Value) -> Option<&'a Value> {
-        walk(&self.steps, obj)
-    }
-}
-
-fn walk<'a>(steps: &[Step], v: &'a Value) -> Option<&'a Value> {
-    let Some((step, rest)) = steps.split_first() else {
-        return Some(v);
-    };
-    match step {
-        Step::Field(name) => walk(rest, v.get(name)?),
-        Step::Index(i) => walk(rest, v.get(*i)?),
-        Step::Filter { key, value } => v
-            .as_array()?
-            .iter()
-            .filter(|e| e.get(key).is_some_and(|k| text(k) == *value))
-            .find_map(|e| walk(rest, e)),
+        self.query.query(obj).first()
     }
 }
 
@@ -80,30 +42,63 @@ pub fn text(v: &Value) -> String {
     }
 }
 
-fn ident(s: &str) -> Option<(&str, &str)> {
-    let end = s
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .unwrap_or(s.len());
-    (end > 0).then(|| s.split_at(end))
+/// krane's path as RFC 9535 text, or `None` outside the subset. Quoted strings pass
+/// untouched; outside them `..`, `*`, `:`, `!`, `<`, `>`, `&`, `|` and any `=` that is not
+/// `==` are refused, and a dotted name with `-` (krane allows it, RFC 9535 shorthand does
+/// not) becomes `['name']`.
+fn normalise(raw: &str) -> Option<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                out.push(c);
+                quoted(c, &mut chars, &mut out)?;
+            }
+            '.' => {
+                let mut name = String::new();
+                while let Some(&n) = chars.peek().filter(|n| is_name(**n)) {
+                    name.push(n);
+                    chars.next();
+                }
+                if name.is_empty() {
+                    return None;
+                }
+                if name.contains('-') {
+                    out.push_str(&format!("['{name}']"));
+                } else {
+                    out.push('.');
+                    out.push_str(&name);
+                }
+            }
+            '=' => {
+                if chars.next() != Some('=') || chars.peek() == Some(&'=') {
+                    return None;
+                }
+                out.push_str("==");
+            }
+            '*' | ':' | '!' | '<' | '>' | '&' | '|' => return None,
+            _ => out.push(c),
+        }
+    }
+    Some(out)
 }
 
-/// `N`, or `?(@.key == "value")` with single or double quotes.
-fn bracket(inside: &str) -> Option<Step> {
-    let inside = inside.trim();
-    if let Ok(i) = inside.parse() {
-        return Some(Step::Index(i));
+/// Copies a string literal's rest, escapes included, through its closing `quote`.
+fn quoted(quote: char, chars: &mut impl Iterator<Item = char>, out: &mut String) -> Option<()> {
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '\\' {
+            out.push(chars.next()?);
+        } else if c == quote {
+            return Some(());
+        }
     }
-    let expr = inside.strip_prefix("?(")?.strip_suffix(')')?.trim();
-    let (lhs, rhs) = expr.split_once("==")?;
-    let (key, tail) = ident(lhs.trim().strip_prefix("@.")?)?;
-    let rhs = rhs.trim();
-    let quoted = ['"', '\'']
-        .iter()
-        .find_map(|q| rhs.strip_prefix(*q)?.strip_suffix(*q))?;
-    tail.is_empty().then(|| Step::Filter {
-        key: key.to_owned(),
-        value: quoted.to_owned(),
-    })
+    None
+}
+
+fn is_name(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
 #[cfg(test)]
@@ -135,6 +130,33 @@ mod tests {
             first(r#"$.status.conditions[?(@.type == "Failed")].status"#),
             None
         );
+        // RFC 9535's own filter form (no parentheses, single quotes) parses too.
+        assert_eq!(
+            first("$.status.conditions[?@.type == 'Ready'].message").as_deref(),
+            Some("all good")
+        );
+        assert_eq!(JsonPath::parse("$").unwrap().first(&obj), Some(&obj));
+    }
+
+    #[test]
+    fn normalises_krane_forms_for_rfc_9535() {
+        let obj = json!({"status": {"last-phase": "Done", "conditions": [
+            {"type": "a.b*c==d", "status": "True"},
+            {"type": "it's", "status": "Maybe"}]}});
+        let first = |p: &str| JsonPath::parse(p).unwrap().first(&obj).map(text);
+        assert_eq!(first("$.status.last-phase").as_deref(), Some("Done"));
+        assert_eq!(
+            first(r#"$.status.conditions[?(@.type == "a.b*c==d")].status"#).as_deref(),
+            Some("True")
+        );
+        assert_eq!(
+            first(r#"$.status.conditions[?(@.type == "it's")].status"#).as_deref(),
+            Some("Maybe")
+        );
+        assert_eq!(
+            normalise(r#"$.a.b-c[?(@.x-y == "q\"r")]"#).as_deref(),
+            Some(r#"$.a['b-c'][?(@['x-y'] == "q\"r")]"#)
+        );
     }
 
     #[test]
@@ -145,6 +167,12 @@ mod tests {
             "$.status.conditions[?(@.type != \"X\")]",
             "$.status[*]",
             "$.a b",
+            "$.status.conditions[0:1]",
+            "$.status.conditions[?(@.n > 1)]",
+            "$.status.conditions[?(@.a == 'x' && @.b == 'y')]",
+            "$.status.conditions[?(@.type = 'X')]",
+            "$.status.conditions[?(@.type == \"X)]",
+            "$.status.",
         ] {
             assert!(
                 matches!(
