@@ -28,17 +28,31 @@ pub async fn main(cli: Cli) -> u8 {
     }
 }
 
+/// Standard input for `-f -`, read to one byte past the loader's size limit so that an
+/// endless or huge stream is refused by the loader instead of filling memory.
+fn read_stdin() -> anyhow::Result<String> {
+    let limit = crate::manifest::limits::MAX_INPUT_BYTES;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .context("failed to read manifests from stdin")?;
+    if bytes.len() > limit {
+        // Cut at any byte: only its length matters now.
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        anyhow::anyhow!("manifests on stdin are not valid UTF-8 (they must be UTF-8 YAML or JSON)")
+    })
+}
+
 async fn execute(cli: Cli) -> anyhow::Result<u8> {
     let config = Config::from_command(&cli.command)?;
     // Listening from the start: a signal while the check run is being created must not
     // kill the process with the run left in progress.
     let mut interrupts = Interrupts::install();
     let stdin = if config.files.iter().any(|f| f == "-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("failed to read manifests from stdin")?;
-        Some(text)
+        Some(read_stdin()?)
     } else {
         None
     };

@@ -5,6 +5,8 @@ pub mod app;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+#[cfg(test)]
+mod fuzz;
 pub mod github;
 pub mod manifest;
 pub mod observe;

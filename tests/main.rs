@@ -4,6 +4,7 @@
 mod action;
 mod action_runner;
 mod cli;
+mod corpus;
 mod daemonset;
 mod deploy;
 mod images;

@@ -2,10 +2,13 @@
 
 use super::document::{Manifest, collect_objects};
 use super::error::{LoadError, Problem};
+use serde::de::IgnoredAny;
+
 use super::json::parse_json_stream;
+use super::limits::MAX_DOCUMENTS;
 use super::source::{Source, read_inputs};
 use super::validate::validate;
-use super::yaml::{Stream, YamlError, parse_stream};
+use super::yaml::{Stream, YamlError, parse_stream_capped};
 
 /// Reads, parses and statically validates the inputs (see `read_inputs` for how files,
 /// directories and `-` are taken). `stdin` is standard input already read, used for `-`.
@@ -20,10 +23,11 @@ pub fn load(inputs: &[String], stdin: Option<&str>) -> Result<Vec<Manifest>, Loa
     }
     let mut manifests = Vec::new();
     let mut places = Vec::new();
+    let mut documents = 0;
     for read in read_inputs(inputs, stdin) {
         match read {
             Ok(source) => {
-                parse_source(&source, &mut manifests, &mut problems);
+                parse_source(&source, &mut documents, &mut manifests, &mut problems);
                 places.push(source.name);
             }
             Err(problem) => {
@@ -50,7 +54,7 @@ pub fn load_str(name: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
         name: name.to_string(),
         text: text.to_string(),
     };
-    parse_source(&source, &mut manifests, &mut problems);
+    parse_source(&source, &mut 0, &mut manifests, &mut problems);
     problems.extend(validate(&manifests));
     finish(manifests, problems, &[source.name])
 }
@@ -69,22 +73,37 @@ fn finish(
     Err(LoadError::Invalid(problems))
 }
 
-fn parse_source(source: &Source, manifests: &mut Vec<Manifest>, problems: &mut Vec<Problem>) {
-    let mut stream = parse_stream(&source.text);
+/// Parses `source` into `manifests`; `documents` counts the documents of all sources so far,
+/// against [`MAX_DOCUMENTS`].
+fn parse_source(
+    source: &Source,
+    documents: &mut usize,
+    manifests: &mut Vec<Manifest>,
+    problems: &mut Vec<Problem>,
+) {
+    if let Err(problem) = check_json(source) {
+        problems.push(problem);
+        return;
+    }
+    let room = MAX_DOCUMENTS - *documents;
+    let mut stream = parse_stream_capped(&source.text, room);
     let syntax_error = stream
         .errors
         .iter()
         .any(|e| matches!(e, YamlError::Syntax { .. }));
-    if syntax_error && let Some(documents) = parse_json_stream(&source.text) {
-        stream = Stream {
-            documents,
-            errors: Vec::new(),
+    if syntax_error && let Some(mut documents) = parse_json_stream(&source.text) {
+        let errors = match documents.get(room) {
+            Some(extra) => vec![YamlError::TooManyDocuments { line: extra.line }],
+            None => Vec::new(),
         };
+        documents.truncate(room);
+        stream = Stream { documents, errors };
     }
     for error in &stream.errors {
         problems.push(yaml_problem(&source.name, error));
     }
     let first = manifests.len();
+    *documents += stream.documents.len();
     for document in stream.documents {
         collect_objects(&source.name, document, manifests, problems);
     }
@@ -92,6 +111,36 @@ fn parse_source(source: &Source, manifests: &mut Vec<Manifest>, problems: &mut V
     for m in &mut manifests[first..] {
         m.origin = super::origin::of(&lines, m.line, &m.object);
     }
+}
+
+/// A text that starts with `{` is JSON to kubectl (its decoder sniffs the first byte), so
+/// it must be valid JSON, though it is then read as YAML for its lines. Checked without
+/// building values.
+fn check_json(source: &Source) -> Result<(), Problem> {
+    if !source.text.trim_start().starts_with('{') {
+        return Ok(());
+    }
+    let stream = serde_json::Deserializer::from_str(&source.text).into_iter::<IgnoredAny>();
+    for document in stream {
+        if let Err(e) = document {
+            let message = e.to_string();
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.as_str(), |(text, _)| text);
+            let problem = Problem::new(
+                &source.name,
+                Some(e.line()),
+                format!("invalid JSON: {message}"),
+            );
+            return Err(if message == "recursion limit exceeded" {
+                let error = YamlError::TooDeep { line: e.line() };
+                yaml_problem(&source.name, &error)
+            } else {
+                problem.with_hint("files that start with `{` are read as JSON, as kubectl does")
+            });
+        }
+    }
+    Ok(())
 }
 
 fn yaml_problem(file: &str, error: &YamlError) -> Problem {
@@ -103,6 +152,24 @@ fn yaml_problem(file: &str, error: &YamlError) -> Problem {
         YamlError::DuplicateKey { .. } => {
             problem.with_hint("a key may appear only once in a mapping")
         }
+        YamlError::UnsupportedKey { .. } => {
+            problem.with_hint("Kubernetes objects have string keys; quote the key")
+        }
+        YamlError::UnknownAlias { .. } => {
+            problem.with_hint("define the anchor (`&name`) above its first alias (`*name`)")
+        }
+        YamlError::BadMerge { .. } => {
+            problem.with_hint("write `<<: *anchor`, where the anchor names a mapping")
+        }
+        YamlError::NotJson { .. } => {
+            problem.with_hint("JSON has no NaN or infinity; quote the value if it is text")
+        }
+        YamlError::TooManyDocuments { .. } => problem.with_hint("deploy fewer manifests per run"),
+        YamlError::TooDeep { .. } => problem
+            .with_hint("real manifests nest far less; check for generated or recursive content"),
+        YamlError::TooManyAliases { .. } | YamlError::AliasesTooLarge { .. } => problem.with_hint(
+            "each alias copies its anchor's content; write the content out or use fewer aliases",
+        ),
         _ => problem,
     }
 }

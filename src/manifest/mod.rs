@@ -7,6 +7,7 @@ mod document;
 mod duration;
 mod error;
 mod json;
+pub mod limits;
 mod load;
 mod origin;
 mod scalar;
@@ -26,4 +27,4 @@ pub use validate::validate;
 pub use yaml::{Document, PointerLines, Stream, YamlError, escape_pointer, parse_stream};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -7,6 +7,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::error::Problem;
+use super::limits::{MAX_INPUT_BYTES, mib};
 
 /// How stdin is shown in messages.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -24,9 +25,12 @@ pub struct Source {
 /// `.yaml`/`.yml`/`.json` files and skipping hidden entries; a file named explicitly is read
 /// whatever its name. `stdin` is the already-read standard input for `-`.
 /// Texts and the problems of inputs that could not be read come back in input order.
+/// Together the texts stay within [`MAX_INPUT_BYTES`]; an input that would go beyond is
+/// refused (a file before it is read) and the ones after it are not read.
 pub fn read_inputs(inputs: &[String], stdin: Option<&str>) -> Vec<Result<Source, Problem>> {
     let mut read = Vec::new();
     let mut stdin_used = false;
+    let mut budget = Budget::default();
     for input in inputs {
         if input == "-" {
             match stdin {
@@ -36,7 +40,7 @@ pub fn read_inputs(inputs: &[String], stdin: Option<&str>) -> Vec<Result<Source,
                     "stdin is given more than once",
                 )
                 .with_hint("pass `-f -` once; stdin can only be read one time"))),
-                Some(text) => read.push(Ok(Source {
+                Some(text) => read.push(budget.take(STDIN_NAME, text.len()).map(|()| Source {
                     name: STDIN_NAME.to_string(),
                     text: strip_bom(text).to_string(),
                 })),
@@ -56,13 +60,53 @@ pub fn read_inputs(inputs: &[String], stdin: Option<&str>) -> Vec<Result<Source,
                 let mut visited = HashSet::new();
                 walk(path, &mut files, &mut visited, &mut read);
                 files.sort();
-                read.extend(files.iter().map(|file| read_file(file)));
+                read.extend(files.iter().map(|file| read_file(file, &mut budget)));
             }
-            Ok(_) => read.push(read_file(path)),
+            Ok(_) => read.push(read_file(path, &mut budget)),
             Err(e) => read.push(Err(io_problem(input, &e))),
         }
     }
     read
+}
+
+/// Bytes read so far, against [`MAX_INPUT_BYTES`].
+#[derive(Default)]
+struct Budget {
+    used: usize,
+    exceeded: bool,
+}
+
+impl Budget {
+    /// Counts `len` more bytes of `name`, or refuses them (and everything after) if they
+    /// would take the inputs beyond the limit.
+    fn take(&mut self, name: &str, len: usize) -> Result<(), Problem> {
+        if self.exceeded {
+            return Err(Problem::new(
+                name,
+                None,
+                "not read: the inputs before it already reach the size limit",
+            ));
+        }
+        if self.used.saturating_add(len) <= MAX_INPUT_BYTES {
+            self.used += len;
+            return Ok(());
+        }
+        self.exceeded = true;
+        let limit = mib(MAX_INPUT_BYTES);
+        let message = if name == STDIN_NAME {
+            // Read only to one byte past the limit: its real size is unknown.
+            format!("input too large: more than the {limit} limit")
+        } else if len > MAX_INPUT_BYTES {
+            format!("input too large: {}, over the {limit} limit", mib(len))
+        } else {
+            format!(
+                "input too large: {} takes the inputs over the {limit} limit",
+                mib(len)
+            )
+        };
+        Err(Problem::new(name, None, message)
+            .with_hint("deploy fewer manifests per run; generated or vendored files may have been picked up from a directory"))
+    }
 }
 
 fn walk(
@@ -102,16 +146,22 @@ fn has_manifest_extension(path: &Path) -> bool {
         .is_some_and(|e| EXTENSIONS.contains(&e))
 }
 
-fn read_file(path: &Path) -> Result<Source, Problem> {
+fn read_file(path: &Path, budget: &mut Budget) -> Result<Source, Problem> {
     let name = path.display().to_string();
+    let len = fs::metadata(path).map_err(|e| io_problem(&name, &e))?.len();
+    budget.take(&name, usize::try_from(len).unwrap_or(usize::MAX))?;
     let bytes = fs::read(path).map_err(|e| io_problem(&name, &e))?;
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Source {
             text: strip_bom(&text).to_string(),
             name,
         }),
-        Err(_) => Err(Problem::new(name, None, "file is not valid UTF-8")
-            .with_hint("manifests must be UTF-8 encoded YAML or JSON")),
+        Err(e) => {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+            Err(Problem::new(name, Some(line), "file is not valid UTF-8")
+                .with_hint("manifests must be UTF-8 encoded YAML or JSON"))
+        }
     }
 }
 

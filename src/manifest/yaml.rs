@@ -12,6 +12,7 @@ use thiserror::Error;
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 
+use super::limits;
 use super::scalar::{self, ScalarError};
 
 /// Source lines of a document's nodes, keyed by JSON pointer (`""` is the root).
@@ -67,7 +68,7 @@ pub enum YamlError {
     },
     #[error("unsupported mapping key: keys must be strings, numbers or booleans")]
     UnsupportedKey { line: usize },
-    #[error("alias refers to an anchor outside this document")]
+    #[error("alias refers to an anchor not defined before it in this document")]
     UnknownAlias { line: usize },
     #[error("merge key `<<` needs a mapping or a list of mappings")]
     BadMerge { line: usize },
@@ -79,6 +80,20 @@ pub enum YamlError {
         text: String,
         expected: &'static str,
     },
+    #[error(
+        "too many documents: the inputs hold more than {max}",
+        max = limits::MAX_DOCUMENTS
+    )]
+    TooManyDocuments { line: usize },
+    #[error("nesting deeper than {max} levels", max = limits::MAX_DEPTH)]
+    TooDeep { line: usize },
+    #[error("document contains excessive aliasing (more than {max} aliases)", max = limits::MAX_ALIASES)]
+    TooManyAliases { line: usize },
+    #[error(
+        "document contains excessive aliasing (aliases expand to more than {max} values)",
+        max = limits::MAX_ALIAS_VALUES
+    )]
+    AliasesTooLarge { line: usize },
 }
 
 impl YamlError {
@@ -90,7 +105,11 @@ impl YamlError {
             | YamlError::UnknownAlias { line }
             | YamlError::BadMerge { line }
             | YamlError::NotJson { line, .. }
-            | YamlError::BadTag { line, .. } => *line,
+            | YamlError::BadTag { line, .. }
+            | YamlError::TooManyDocuments { line }
+            | YamlError::TooDeep { line }
+            | YamlError::TooManyAliases { line }
+            | YamlError::AliasesTooLarge { line } => *line,
         }
     }
 }
@@ -104,18 +123,37 @@ pub struct Stream {
 }
 
 pub fn parse_stream(source: &str) -> Stream {
+    parse_stream_capped(source, limits::MAX_DOCUMENTS)
+}
+
+/// [`parse_stream`], stopping with [`YamlError::TooManyDocuments`] at the document after
+/// the first `max_documents`, so a stream of countless small documents is refused before it
+/// is all held in memory.
+pub(crate) fn parse_stream_capped(source: &str, max_documents: usize) -> Stream {
     let mut walker = Walker {
         parser: Parser::new_from_str(source),
         anchors: HashMap::new(),
         lines: Vec::new(),
         errors: Vec::new(),
+        budget: Budget::default(),
     };
     let mut documents = Vec::new();
-    if let Err(e) = walker.documents(&mut documents) {
-        walker.errors.push(YamlError::Syntax {
-            line: e.marker().line(),
-            message: e.info().to_string(),
-        });
+    if let Err(e) = walker.documents(&mut documents, max_documents) {
+        let line = e.marker().line();
+        let error = match e.info() {
+            // The scanner's own bound on flow nesting (255 levels).
+            "recursion limit exceeded" => YamlError::TooDeep { line },
+            "while parsing node, found unknown anchor" => YamlError::UnknownAlias { line },
+            info => YamlError::Syntax {
+                line,
+                message: info.to_string(),
+            },
+        };
+        // Nesting the walker already refused in this document needs no second word.
+        let repeated = matches!(error, YamlError::TooDeep { .. }) && walker.budget.exceeded;
+        if !repeated {
+            walker.errors.push(error);
+        }
     }
     Stream {
         documents,
@@ -133,6 +171,19 @@ type MergeSource = (Map<String, Value>, Lines);
 struct Anchored {
     value: Value,
     lines: Lines,
+    /// Values in `value`, nested ones included: what one more alias to it adds.
+    values: usize,
+}
+
+/// What the current document has used of the nesting and alias limits.
+#[derive(Default)]
+struct Budget {
+    depth: usize,
+    values: usize,
+    aliases: usize,
+    alias_values: usize,
+    /// A limit was hit: the document is refused, and reported once.
+    exceeded: bool,
 }
 
 struct Walker<'a> {
@@ -140,6 +191,7 @@ struct Walker<'a> {
     anchors: HashMap<usize, Anchored>,
     lines: Lines,
     errors: Vec<YamlError>,
+    budget: Budget,
 }
 
 impl Walker<'_> {
@@ -147,17 +199,23 @@ impl Walker<'_> {
         self.parser.next_token()
     }
 
-    fn documents(&mut self, out: &mut Vec<Document>) -> Result<(), ScanError> {
+    fn documents(&mut self, out: &mut Vec<Document>, max: usize) -> Result<(), ScanError> {
         let mut index = 0;
         loop {
             match self.next()?.0 {
                 Event::StreamEnd => return Ok(()),
                 Event::DocumentStart => {
                     let (event, mark) = self.next()?;
+                    if index == max {
+                        let line = mark.line();
+                        self.errors.push(YamlError::TooManyDocuments { line });
+                        return Ok(());
+                    }
                     let errors_before = self.errors.len();
                     let value = self.node(event, mark, "", mark.line())?;
-                    // Anchors are per document in YAML.
+                    // Anchors and budgets are per document in YAML.
                     self.anchors.clear();
+                    self.budget = Budget::default();
                     let lines = std::mem::take(&mut self.lines);
                     if self.errors.len() == errors_before {
                         out.push(Document {
@@ -183,6 +241,8 @@ impl Walker<'_> {
         line: usize,
     ) -> Result<Value, ScanError> {
         let first_line = self.lines.len();
+        let values_before = self.budget.values;
+        self.budget.values += 1;
         self.lines.push((path.to_string(), line));
         let (value, anchor) = match event {
             Event::Scalar(text, style, anchor, tag) => {
@@ -203,8 +263,8 @@ impl Walker<'_> {
                 };
                 (value, anchor)
             }
-            Event::SequenceStart(anchor, _) => (self.sequence(path)?, anchor),
-            Event::MappingStart(anchor, _) => (self.mapping(path)?, anchor),
+            Event::SequenceStart(anchor, _) => (self.nested(path, mark, Self::sequence)?, anchor),
+            Event::MappingStart(anchor, _) => (self.nested(path, mark, Self::mapping)?, anchor),
             Event::Alias(id) => return Ok(self.alias(id, mark, path)),
             // The parser only starts nodes with the events above.
             _ => (Value::Null, 0),
@@ -215,12 +275,75 @@ impl Walker<'_> {
                 .map(|(p, l)| (p[path.len()..].to_string(), *l))
                 .collect();
             let value = value.clone();
-            self.anchors.insert(anchor, Anchored { value, lines });
+            let values = self.budget.values - values_before;
+            self.anchors.insert(
+                anchor,
+                Anchored {
+                    value,
+                    lines,
+                    values,
+                },
+            );
         }
         Ok(value)
     }
 
+    /// A mapping or sequence one level down, or `Null` and the rest of it skipped when
+    /// that level is beyond [`limits::MAX_DEPTH`] (recursing further could overflow the stack).
+    fn nested(
+        &mut self,
+        path: &str,
+        mark: Marker,
+        walk: fn(&mut Self, &str) -> Result<Value, ScanError>,
+    ) -> Result<Value, ScanError> {
+        if self.budget.depth >= limits::MAX_DEPTH {
+            self.exceeded(YamlError::TooDeep { line: mark.line() });
+            self.skip_collection()?;
+            return Ok(Value::Null);
+        }
+        self.budget.depth += 1;
+        let value = walk(self, path);
+        self.budget.depth -= 1;
+        value
+    }
+
+    /// Consumes events through the end of the collection just started, without recursion.
+    fn skip_collection(&mut self) -> Result<(), ScanError> {
+        let mut open = 1_usize;
+        while open > 0 {
+            match self.next()?.0 {
+                Event::SequenceStart(..) | Event::MappingStart(..) => open += 1,
+                Event::SequenceEnd | Event::MappingEnd => open -= 1,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the first limit the document hit; later ones add nothing a reader needs.
+    fn exceeded(&mut self, error: YamlError) {
+        if !self.budget.exceeded {
+            self.budget.exceeded = true;
+            self.errors.push(error);
+        }
+    }
+
     fn alias(&mut self, id: usize, mark: Marker, path: &str) -> Value {
+        let line = mark.line();
+        let added = self.anchors.get(&id).map(|a| a.values);
+        if let Some(added) = added {
+            self.budget.aliases += 1;
+            self.budget.alias_values = self.budget.alias_values.saturating_add(added);
+            if self.budget.aliases > limits::MAX_ALIASES {
+                self.exceeded(YamlError::TooManyAliases { line });
+            } else if self.budget.alias_values > limits::MAX_ALIAS_VALUES {
+                self.exceeded(YamlError::AliasesTooLarge { line });
+            }
+            if self.budget.exceeded {
+                return Value::Null;
+            }
+            self.budget.values += added;
+        }
         match self.anchors.get(&id) {
             Some(anchored) => {
                 let lines = anchored

@@ -3,7 +3,7 @@
 
 mod cluster;
 mod errors;
-mod fixtures;
+pub(crate) mod fixtures;
 mod loading;
 mod yaml;
 
