@@ -4,6 +4,7 @@
 mod admission;
 mod discovery;
 mod faults;
+mod fieldvalidation;
 mod handler;
 mod openapi;
 mod params;

@@ -3,6 +3,7 @@
 //! fields) and stores nothing on `dryRun=All`.
 
 use super::admission::{self, Op};
+use super::fieldvalidation;
 use super::handler::Call;
 use super::read::{key, present};
 use super::state::ServerState;
@@ -59,6 +60,7 @@ pub fn create(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), Api
         return Err(ApiError::method_not_allowed());
     }
     let mut obj = parse_body(call)?;
+    fieldvalidation::decode_object(call, &mut obj)?;
     let name = match obj.pointer("/metadata/name").and_then(Value::as_str) {
         Some(n) if !n.is_empty() => n.to_owned(),
         _ => match obj
@@ -100,6 +102,7 @@ pub fn update(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> 
         .get(&k)
         .ok_or_else(|| ApiError::not_found(&call.rt.group_resource(), &name))?;
     let mut obj = parse_body(call)?;
+    fieldvalidation::decode_object(call, &mut obj)?;
     let expected = obj
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -144,6 +147,7 @@ pub fn patch(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), ApiE
         };
         let applied = parse_body(call)?;
         admission::check_identity(call, &applied, &name)?;
+        fieldvalidation::decode_apply(call, &applied, &name)?;
         let opts = apply::ApplyOptions {
             manager: mgr,
             force: call.params.flag("force"),
@@ -190,6 +194,7 @@ pub fn patch(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), ApiE
             ));
         }
     };
+    fieldvalidation::decode_patched(call, &mut patched)?;
     apply::record_update(
         Some(&old),
         &mut patched,
