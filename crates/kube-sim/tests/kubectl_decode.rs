@@ -1,5 +1,6 @@
 //! Fidelity: kubectl 1.33 shows kube-sim's decoding errors exactly as it shows the real
-//! API server's (texts from kube-apiserver 1.33 reports).
+//! API server's (texts from kube-apiserver 1.33 reports), and its typed `create`
+//! commands, which send protobuf bodies, work.
 
 use super::kubectl::Served;
 use kube_sim::Scenario;
@@ -104,5 +105,44 @@ async fn kubectl_validate_modes_meet_field_validation() {
         )
         .await,
         "Error from server: failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.replica: field not declared in schema"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_commands_send_protobuf_and_it_decodes() {
+    use serde_json::json;
+    let Some(s) = Served::start(Scenario::default()).await else {
+        return;
+    };
+    let cases = [
+        (
+            &["create", "namespace", "foo"][..],
+            "namespace/foo created",
+            ("Namespace", "", "foo"),
+            ("/status/phase", json!("Active")),
+        ),
+        (
+            &["create", "configmap", "x", "--from-literal=a=b"][..],
+            "configmap/x created",
+            ("ConfigMap", "default", "x"),
+            ("/data", json!({"a": "b"})),
+        ),
+        (
+            &["create", "secret", "generic", "s", "--from-literal=k=v"][..],
+            "secret/s created",
+            ("Secret", "default", "s"),
+            ("/data", json!({"k": "dg=="})),
+        ),
+    ];
+    for (args, printed, (kind, ns, name), (pointer, want)) in cases {
+        assert_eq!(s.ok(args, None).await.trim(), printed);
+        let stored = s.sim.get("v1", kind, ns, name).expect("stored");
+        assert_eq!(stored.pointer(pointer), Some(&want), "{stored}");
+    }
+    let secret = s.sim.get("v1", "Secret", "default", "s").expect("stored");
+    assert_eq!(secret["type"], "Opaque");
+    assert_eq!(
+        s.ok(&["delete", "namespace", "foo"], None).await.trim(),
+        "namespace \"foo\" deleted"
     );
 }

@@ -10,6 +10,7 @@ mod openapi;
 mod params;
 mod path;
 mod podlog;
+mod protobuf;
 mod read;
 mod recorder;
 mod selectors;

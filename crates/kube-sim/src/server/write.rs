@@ -5,6 +5,7 @@
 use super::admission::{self, Op};
 use super::fieldvalidation;
 use super::handler::Call;
+use super::protobuf;
 use super::read::{key, present};
 use super::state::ServerState;
 use super::status::ApiError;
@@ -16,6 +17,24 @@ use std::sync::Arc;
 fn parse_body(call: &Call) -> Result<Value, ApiError> {
     if call.body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let media_type = call
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim();
+    if media_type == protobuf::MEDIA_TYPE {
+        return protobuf::decode(&call.body).map_err(|e| match e {
+            protobuf::ProtobufError::Unsupported { .. } => ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ({e})"
+                ),
+            ),
+            other => ApiError::bad_request(other.to_string()),
+        });
     }
     let yaml = call.content_type.contains("yaml");
     let parsed: Result<Value, String> = if yaml {
