@@ -424,3 +424,36 @@ spec:
         .unwrap();
     assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_manifest_the_server_cannot_decode_fails_the_dry_run_and_nothing_is_applied() {
+    let sim = Sim::start(Scenario::default());
+    let yaml = format!(
+        "apiVersion: v1
+kind: ConfigMap
+metadata: {{name: settings}}
+data: {{mode: fast}}
+---
+{}",
+        deployment("web", "registry.local/shop/web:1", "")
+            .replace("replicas: 2", "replicas: \"two\"")
+    );
+    let run = run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Failure, "{:#?}", run.outcomes);
+    let web = outcome(&run, "Deployment", "web");
+    assert_eq!(web.verdict, Verdict::Failed, "{web:#?}");
+    assert_eq!(web.reason, Some(Reason::ApplyRejected));
+    assert!(
+        web.message
+            .contains(".spec.replicas: expected numeric (int or float), got string"),
+        "{}",
+        web.message
+    );
+    assert!(
+        sim.get("v1", "ConfigMap", "default", "settings").is_none(),
+        "the good ConfigMap was applied although the dry run refused the Deployment"
+    );
+    assert!(sim.get("apps/v1", "Deployment", "default", "web").is_none());
+}

@@ -5,6 +5,7 @@ pub mod apply;
 pub mod cli;
 pub mod clock;
 pub mod controllers;
+pub mod decode;
 pub mod defaults;
 pub mod engine;
 pub mod events;

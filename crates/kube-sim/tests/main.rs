@@ -1,6 +1,8 @@
 //! Integration tests of kube-sim through real clients (kube-rs in-process, kubectl over TCP).
 
 mod api;
+mod decode;
 mod kpt;
 mod kubectl;
+mod kubectl_decode;
 mod replay;

@@ -14,7 +14,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Largest request body accepted (the real server's limit is 3 MiB per object).
 const MAX_BODY: usize = 8 << 20;
@@ -28,6 +28,16 @@ pub struct Call {
     pub user_agent: String,
     pub body: Vec<u8>,
     pub fault: Option<Fault>,
+    /// Warnings for the client, sent as `Warning: 299 - "..."` headers.
+    pub warnings: Mutex<Vec<String>>,
+}
+
+impl Call {
+    pub fn warn(&self, text: String) {
+        if let Ok(mut w) = self.warnings.lock() {
+            w.push(text);
+        }
+    }
 }
 
 pub async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response {
@@ -166,12 +176,15 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         user_agent: header_str(&parts.headers, header::USER_AGENT),
         body,
         fault,
+        warnings: Mutex::default(),
     };
-    match verb {
+    if verb == "watch" {
+        return Ok(watch::watch(state, call));
+    }
+    let mut resp = match verb {
         "get" if call.path.subresource.as_deref() == Some("log") => podlog::logs(state, &call),
         "get" => read::get(state, &call).map(json),
         "list" => read::list(state, &call).map(json),
-        "watch" => Ok(watch::watch(state, call)),
         "create" => write::create(state, &call).map(|(code, v)| with_code(code, v)),
         "update" => write::update(state, &call).map(json),
         "patch" => write::patch(state, &call).map(|(code, v)| with_code(code, v)),
@@ -179,6 +192,19 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         "deletecollection" => write::delete_collection(state, &call).map(json),
         _ => Err(ApiError::method_not_allowed()),
     }
+    .unwrap_or_else(IntoResponse::into_response);
+    for text in call.warnings.lock().map(|w| w.clone()).unwrap_or_default() {
+        if let Ok(v) = HeaderValue::from_str(&warning_header(&text)) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    Ok(resp)
+}
+
+/// `299 - "unknown field \"spec.replica\""`: code 299, no agent, the text quoted.
+fn warning_header(text: &str) -> String {
+    let quoted = text.replace('\\', "\\\\").replace('"', "\\\"");
+    format!("299 - \"{quoted}\"")
 }
 
 fn with_code(code: u16, value: Value) -> Response {

@@ -4,11 +4,13 @@
 mod admission;
 mod discovery;
 mod faults;
+mod fieldvalidation;
 mod handler;
 mod openapi;
 mod params;
 mod path;
 mod podlog;
+mod protobuf;
 mod read;
 mod recorder;
 mod selectors;

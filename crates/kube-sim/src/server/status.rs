@@ -93,6 +93,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // An error the API server has no reason for (StatusReasonUnknown) omits the field.
+        if self.reason.is_empty()
+            && let Some(o) = s.as_object_mut()
+        {
+            o.remove("reason");
+        }
         if let Some(d) = &self.details {
             s["details"] = (**d).clone();
         }

@@ -3,7 +3,9 @@
 //! fields) and stores nothing on `dryRun=All`.
 
 use super::admission::{self, Op};
+use super::fieldvalidation;
 use super::handler::Call;
+use super::protobuf;
 use super::read::{key, present};
 use super::state::ServerState;
 use super::status::ApiError;
@@ -15,6 +17,24 @@ use std::sync::Arc;
 fn parse_body(call: &Call) -> Result<Value, ApiError> {
     if call.body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let media_type = call
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim();
+    if media_type == protobuf::MEDIA_TYPE {
+        return protobuf::decode(&call.body).map_err(|e| match e {
+            protobuf::ProtobufError::Unsupported { .. } => ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ({e})"
+                ),
+            ),
+            other => ApiError::bad_request(other.to_string()),
+        });
     }
     let yaml = call.content_type.contains("yaml");
     let parsed: Result<Value, String> = if yaml {
@@ -59,6 +79,7 @@ pub fn create(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), Api
         return Err(ApiError::method_not_allowed());
     }
     let mut obj = parse_body(call)?;
+    fieldvalidation::decode_object(call, &mut obj)?;
     let name = match obj.pointer("/metadata/name").and_then(Value::as_str) {
         Some(n) if !n.is_empty() => n.to_owned(),
         _ => match obj
@@ -100,6 +121,7 @@ pub fn update(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> 
         .get(&k)
         .ok_or_else(|| ApiError::not_found(&call.rt.group_resource(), &name))?;
     let mut obj = parse_body(call)?;
+    fieldvalidation::decode_object(call, &mut obj)?;
     let expected = obj
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -144,6 +166,7 @@ pub fn patch(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), ApiE
         };
         let applied = parse_body(call)?;
         admission::check_identity(call, &applied, &name)?;
+        fieldvalidation::decode_apply(call, &applied, &name)?;
         let opts = apply::ApplyOptions {
             manager: mgr,
             force: call.params.flag("force"),
@@ -190,6 +213,7 @@ pub fn patch(state: &Arc<ServerState>, call: &Call) -> Result<(u16, Value), ApiE
             ));
         }
     };
+    fieldvalidation::decode_patched(call, &mut patched)?;
     apply::record_update(
         Some(&old),
         &mut patched,
