@@ -28,8 +28,13 @@ fn api_for(client: &kube::Client, ar: &ApiResource, namespace: Option<&str>) -> 
     }
 }
 
+/// The API server's text for a server-side apply whose body does not fit the kind's schema
+/// (`replicas: "two"`, an undeclared field). It comes as a 500, but asking again cannot help.
+const TYPED_PATCH_REFUSED: &str = "failed to create typed patch object";
+
 fn retryable(e: &kube::Error) -> bool {
     match e {
+        kube::Error::Api(s) if s.message.starts_with(TYPED_PATCH_REFUSED) => false,
         kube::Error::Api(s) => s.code == 429 || s.code >= 500,
         kube::Error::HyperError(_) | kube::Error::Service(_) => true,
         _ => false,
@@ -110,4 +115,34 @@ pub async fn wait_established(client: &kube::Client, name: &str, timeout: Durati
         .await,
         Ok(Ok(Some(_)))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retryable;
+
+    fn api(code: u16, message: &str) -> kube::Error {
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "code": code, "message": message,
+        }))
+        .unwrap();
+        kube::Error::Api(Box::new(status))
+    }
+
+    #[test]
+    fn server_errors_are_retried_but_a_body_the_schema_refuses_is_not() {
+        assert!(retryable(&api(
+            503,
+            "the server is currently unable to handle the request"
+        )));
+        assert!(retryable(&api(429, "too many requests")));
+        assert!(retryable(&api(500, "etcdserver: request timed out")));
+        assert!(!retryable(&api(
+            500,
+            "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): \
+             .spec.replicas: expected numeric (int or float), got string"
+        )));
+        assert!(!retryable(&api(422, "Deployment.apps \"web\" is invalid")));
+    }
 }
