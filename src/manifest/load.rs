@@ -114,15 +114,20 @@ fn parse_source(
 }
 
 /// A text that starts with `{` is JSON to kubectl (its decoder sniffs the first byte), so
-/// it must be valid JSON, though it is then read as YAML for its lines. Checked without
-/// building values.
+/// it must be valid JSON up to any `---` that makes it a YAML stream, though it is then read
+/// as YAML for its lines. Checked without building values.
 fn check_json(source: &Source) -> Result<(), Problem> {
     if !source.text.trim_start().starts_with('{') {
         return Ok(());
     }
-    let stream = serde_json::Deserializer::from_str(&source.text).into_iter::<IgnoredAny>();
-    for document in stream {
+    let mut stream = serde_json::Deserializer::from_str(&source.text).into_iter::<IgnoredAny>();
+    while let Some(document) = stream.next() {
         if let Err(e) = document {
+            // JSON documents between YAML `---` separators are a YAML stream.
+            let rest = &source.text[stream.byte_offset()..];
+            if rest.trim_start().starts_with("---") {
+                return Ok(());
+            }
             let message = e.to_string();
             let message = message
                 .rsplit_once(" at line ")

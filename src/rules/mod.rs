@@ -15,6 +15,7 @@ pub mod pods;
 pub mod settle;
 pub mod snapshot;
 pub mod target;
+pub mod touched;
 pub mod workloads;
 
 #[cfg(test)]
@@ -30,3 +31,4 @@ pub use images::pull_error::{PullErrorClass, classify};
 pub use images::registry_view::{RegistryView, RegistryViews};
 pub use snapshot::{ObjectKey, Snapshot};
 pub use target::Target;
+pub use touched::Touched;

@@ -3,10 +3,11 @@
 
 use crate::rules::error::RulesError;
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
+use crate::rules::touched::Touched;
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Kinds whose objects are indexed by the uid of their owners, because workload rules
 /// walk from a parent to its children (Deployment -> ReplicaSet -> Pod, Job -> Pod, ...).
@@ -72,6 +73,10 @@ pub struct Snapshot {
     registry: RegistryViews,
     /// Objects seen and then deleted (and not seen again since).
     deleted: BTreeSet<ObjectKey>,
+    /// uid -> object, to walk from a changed object to its owners.
+    uids: HashMap<String, ObjectKey>,
+    /// What changed since the last [`Snapshot::take_touched`].
+    touched: Touched,
 }
 
 impl Snapshot {
@@ -81,8 +86,14 @@ impl Snapshot {
 
     /// Records an object from an ADDED or MODIFIED watch event (or a list), replacing what
     /// was known about it. Merged Events arrive again with a higher `count` and replace too.
-    pub fn upsert(&mut self, obj: Value) -> Result<(), RulesError> {
+    /// `metadata.managedFields`, often the larger part of an object, is dropped: no rule
+    /// reads it.
+    pub fn upsert(&mut self, mut obj: Value) -> Result<(), RulesError> {
         let key = ObjectKey::of(&obj).ok_or(RulesError::ObjectWithoutIdentity)?;
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        self.touch(&key);
         self.unindex(&key);
         self.deleted.remove(&key);
         for uid in owner_uids(&key, &obj) {
@@ -91,17 +102,65 @@ impl Snapshot {
         if let Some(uid) = involved_uid(&key, &obj) {
             self.events.entry(uid).or_default().insert(key.clone());
         }
-        self.objects.insert(key, obj);
+        if let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) {
+            self.uids.insert(uid.to_owned(), key.clone());
+        }
+        self.objects.insert(key.clone(), obj);
+        // Owners or the involved object may differ from the old version's.
+        self.touch(&key);
         Ok(())
     }
 
     /// Forgets an object after a DELETED watch event.
     pub fn remove(&mut self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) {
         let key = ObjectKey::new(api_version, kind, namespace, name);
+        self.touch(&key);
         self.unindex(&key);
         if self.objects.remove(&key).is_some() {
             self.deleted.insert(key);
         }
+    }
+
+    /// Marks `key` touched, with the object an Event of it is about and the owners up the
+    /// chain as far as they have been seen (an owner seen later touches itself then).
+    fn touch(&mut self, key: &ObjectKey) {
+        let mut next = vec![key.clone()];
+        let mut root = true;
+        while let Some(key) = next.pop() {
+            // The root's chain is walked every time: its owners may have just changed.
+            let new = self.touched.key(&key);
+            if !std::mem::take(&mut root) && !new {
+                continue;
+            }
+            let Some(obj) = self.objects.get(&key) else {
+                continue;
+            };
+            if key.group.is_empty() && key.kind == "Event" {
+                let about = |f: &str| obj.pointer(&format!("/involvedObject/{f}"))?.as_str();
+                if let (Some(av), Some(kind), Some(name)) =
+                    (about("apiVersion"), about("kind"), about("name"))
+                {
+                    next.push(ObjectKey::new(av, kind, about("namespace"), name));
+                }
+            }
+            let owners = obj
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array);
+            for uid in owners
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.get("uid")?.as_str())
+            {
+                if let Some(owner) = self.uids.get(uid) {
+                    next.push(owner.clone());
+                }
+            }
+        }
+    }
+
+    /// What changed since the last call, and forgets it.
+    pub fn take_touched(&mut self) -> Touched {
+        std::mem::take(&mut self.touched)
     }
 
     /// Whether the object was seen and then deleted, and has not come back since.
@@ -115,6 +174,11 @@ impl Snapshot {
         };
         let owners = owner_uids(key, old);
         let involved = involved_uid(key, old);
+        if let Some(uid) = old.pointer("/metadata/uid").and_then(Value::as_str)
+            && self.uids.get(uid) == Some(key)
+        {
+            self.uids.remove(uid);
+        }
         for uid in owners {
             remove_from(&mut self.children, &uid, key);
         }
@@ -184,6 +248,7 @@ impl Snapshot {
     /// Records the runner's registry lookup for `image` (as the manifest writes it).
     pub fn set_registry_view(&mut self, image: &str, view: RegistryView) {
         self.registry.set(image, view);
+        self.touched.everything();
     }
 
     pub fn registry_view(&self, image: &str) -> Option<&RegistryView> {
@@ -242,6 +307,7 @@ fn involved_uid(key: &ObjectKey, obj: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use crate::rules::fixtures;
+    use crate::rules::target::Target;
     use k8s_openapi::api::apps::v1::ReplicaSet;
     use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
@@ -338,5 +404,52 @@ mod tests {
             snap.upsert(json!({"kind": "Pod", "metadata": {}})),
             Err(RulesError::ObjectWithoutIdentity)
         ));
+    }
+
+    #[test]
+    fn a_pod_event_touches_the_pod_its_replicaset_and_deployment_and_nothing_else() {
+        let mut snap = Snapshot::new();
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "dep-web"}});
+        let other = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": "shop", "uid": "dep-api"}});
+        let rs = fixtures::replica_set("7d4b9c", "2", "dep-web", 1, 0, "2025-03-04T10:15:00Z");
+        let rs_uid = rs["metadata"]["uid"].as_str().unwrap().to_owned();
+        let pod = fixtures::rs_pod(
+            "web-7d4b9c-x2x9q",
+            &rs_uid,
+            "7d4b9c",
+            fixtures::ready_status(),
+        );
+        let pod_uid = pod["metadata"]["uid"].as_str().unwrap().to_owned();
+        for obj in [deployment, other, rs, pod] {
+            snap.upsert(obj).unwrap();
+        }
+        assert!(!snap.take_touched().is_empty());
+        assert!(snap.take_touched().is_empty(), "taking forgets");
+
+        snap.upsert(fixtures::event(
+            "web-7d4b9c-x2x9q",
+            &pod_uid,
+            "Warning",
+            "BackOff",
+            "Back-off restarting failed container web",
+            3,
+        ))
+        .unwrap();
+        let touched = snap.take_touched();
+        let affects = |kind: &str, name: &str| {
+            let av = if kind == "Pod" { "v1" } else { "apps/v1" };
+            touched.affects(&Target::new(av, kind, Some("shop"), name))
+        };
+        assert!(affects("Pod", "web-7d4b9c-x2x9q"));
+        assert!(affects("ReplicaSet", "web-7d4b9c"));
+        assert!(affects("Deployment", "web"));
+        assert!(!affects("Deployment", "api"));
+
+        // A deleted pod still touches the chain it had.
+        snap.remove("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
+        let touched = snap.take_touched();
+        assert!(touched.affects(&Target::new("apps/v1", "Deployment", Some("shop"), "web")));
     }
 }

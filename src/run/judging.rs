@@ -1,5 +1,5 @@
-//! The judging loop: feed what the watchers see into the snapshot, re-assess every
-//! undecided resource, and stop when each has a verdict, or as soon as one has failed
+//! The judging loop: feed what the watchers see into the snapshot, re-assess the undecided
+//! resources the change can affect (see `rules::touched`), and stop when each has a verdict, or as soon as one has failed
 //! (fail fast: the result cannot improve). Event-driven: it wakes on a watch event, on the
 //! next deadline or at the end of a stability window, never on a polling tick. No resource
 //! is judged before every watch it depends on has delivered its first complete list.
@@ -296,13 +296,24 @@ pub async fn judge_all(
     let mut watchers_alive = true;
     let (view_tx, mut view_rx) = mpsc::channel(64);
     let mut next_status = Instant::now() + STATUS_EVERY;
+    let mut last_listing = None;
     loop {
         if let Some(l) = lookups.as_mut() {
             l.request(&snapshot, &view_tx).await;
         }
         let now = Instant::now();
+        let touched = snapshot.take_touched();
+        let listing = (listed.len(), troubles.values().map(|t| t.0).sum::<usize>());
+        // Which lists have arrived or failed changes what every rule may say.
+        let everything = last_listing.replace(listing) != Some(listing);
         let mut still = Vec::new();
         for mut w in watched {
+            let due = w.wake.is_some_and(|t| now >= t) || now >= w.pending.applied_at + w.deadline;
+            if !(everything || due || touched.affects(&w.pending.target)) {
+                // Nothing it reads changed and no clock of its ran out: same as last time.
+                still.push(w);
+                continue;
+            }
             let elapsed = now.saturating_duration_since(w.pending.applied_at);
             let assessment = assess(
                 &mut w,

@@ -207,3 +207,18 @@ fn load_error_lists_every_problem() {
         )
     );
 }
+
+#[test]
+fn json_is_checked_as_json_up_to_a_yaml_separator() {
+    let json_then_yaml = "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}}\n---\n{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"b\"}}\n";
+    assert_eq!(load_str("s.yaml", json_then_yaml).unwrap().len(), 2);
+    let broken =
+        "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": }}\n";
+    let problems = problems(load_str("b.json", broken));
+    assert_eq!(
+        problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        [
+            "b.json:2: invalid JSON: expected value\n  hint: files that start with `{` are read as JSON, as kubectl does"
+        ]
+    );
+}
