@@ -216,9 +216,16 @@ impl Snapshot {
         kind: &'a str,
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = &'a Value> + 'a {
+        // Keys sort by group, kind, namespace (`None` first), name: one range, no scan.
+        let start = ObjectKey {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            name: String::new(),
+        };
         self.objects
-            .iter()
-            .filter(move |(k, _)| {
+            .range(start..)
+            .take_while(move |(k, _)| {
                 k.group == group
                     && k.kind == kind
                     && namespace.is_none_or(|ns| k.namespace.as_deref() == Some(ns))
@@ -451,5 +458,43 @@ mod tests {
         snap.remove("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
         let touched = snap.take_touched();
         assert!(touched.affects(&Target::new("apps/v1", "Deployment", Some("shop"), "web")));
+    }
+
+    #[test]
+    fn listing_a_kind_returns_exactly_its_objects_in_one_or_every_namespace() {
+        let mut snap = Snapshot::new();
+        let obj = |av: &str, kind: &str, ns: Option<&str>, name: &str| {
+            let mut meta = json!({"name": name});
+            if let Some(ns) = ns {
+                meta["namespace"] = json!(ns);
+            }
+            json!({"apiVersion": av, "kind": kind, "metadata": meta})
+        };
+        for (av, kind, ns, name) in [
+            ("v1", "Pod", Some("a"), "p1"),
+            ("v1", "Pod", Some("b"), "p2"),
+            ("v1", "Pod", Some("b"), "p3"),
+            ("v1", "PersistentVolume", None, "pv"),
+            ("v1", "Service", Some("a"), "s1"),
+            ("apps/v1", "Deployment", Some("b"), "d1"),
+            ("v1", "Namespace", None, "b"),
+        ] {
+            snap.upsert(obj(av, kind, ns, name)).unwrap();
+        }
+        let names = |kind: &str, ns: Option<&str>| {
+            snap.list_raw("", kind, ns)
+                .map(|v| v["metadata"]["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("Pod", None), ["p1", "p2", "p3"]);
+        assert_eq!(names("Pod", Some("b")), ["p2", "p3"]);
+        assert_eq!(names("Pod", Some("c")), Vec::<String>::new());
+        assert_eq!(names("Service", Some("b")), Vec::<String>::new());
+        assert_eq!(names("PersistentVolume", None), ["pv"]);
+        assert_eq!(
+            names("Deployment", None),
+            Vec::<String>::new(),
+            "other group"
+        );
     }
 }

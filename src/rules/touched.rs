@@ -56,6 +56,11 @@ impl Touched {
         self.everything = true;
     }
 
+    /// The keys touched: changed objects and what they lead to.
+    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.keys.iter()
+    }
+
     pub fn is_empty(&self) -> bool {
         *self == Touched::default()
     }

@@ -6,7 +6,7 @@ use super::evidence;
 use crate::manifest::Manifest;
 use crate::outcome::{ContainerRef, Outcome, ResourceId};
 use crate::registry::{Credentials, Lookup, Registry};
-use crate::rules::{RegistryView, Snapshot};
+use crate::rules::{RegistryView, Snapshot, Touched};
 use crate::verdict::{Reason, Verdict};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -224,13 +224,19 @@ impl Lookups {
         self.requested.contains(image) && snapshot.registry_view(image).is_none()
     }
 
-    /// Start lookups for images in pull trouble that have none yet.
+    /// Start lookups for images in pull trouble that have none yet, among the pods of
+    /// `touched` (what changed since the last call: a pod's trouble is news only then).
     pub async fn request(
         &mut self,
         snapshot: &Snapshot,
+        touched: &Touched,
         tx: &mpsc::Sender<(String, RegistryView)>,
     ) {
-        for (image, namespace, secrets) in images_in_trouble(snapshot) {
+        let pods = touched
+            .keys()
+            .filter(|k| k.group.is_empty() && k.kind == "Pod")
+            .filter_map(|k| snapshot.get_raw(k));
+        for (image, namespace, secrets) in images_in_trouble(pods) {
             self.start(image, &namespace, secrets, tx).await;
         }
     }
@@ -311,9 +317,11 @@ fn pull_secrets(pod: &Value) -> Vec<String> {
 }
 
 /// (image, namespace, imagePullSecrets) of every container waiting on a failing pull.
-fn images_in_trouble(snapshot: &Snapshot) -> Vec<(String, String, Vec<String>)> {
+fn images_in_trouble<'a>(
+    pods: impl Iterator<Item = &'a Value>,
+) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
-    for pod in snapshot.list_raw("", "Pod", None) {
+    for pod in pods {
         let ns = pod
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)

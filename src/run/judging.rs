@@ -298,11 +298,11 @@ pub async fn judge_all(
     let mut next_status = Instant::now() + STATUS_EVERY;
     let mut last_listing = None;
     loop {
+        let touched = snapshot.take_touched();
         if let Some(l) = lookups.as_mut() {
-            l.request(&snapshot, &view_tx).await;
+            l.request(&snapshot, &touched, &view_tx).await;
         }
         let now = Instant::now();
-        let touched = snapshot.take_touched();
         let listing = (listed.len(), troubles.values().map(|t| t.0).sum::<usize>());
         // Which lists have arrived or failed changes what every rule may say.
         let everything = last_listing.replace(listing) != Some(listing);
