@@ -3,9 +3,9 @@
 //!
 //! A change touches the object itself, the object an Event is about, and every owner up the
 //! chain (Pod -> ReplicaSet -> Deployment). Rules that read only their own tree are
-//! re-assessed when a key of it was touched; rules that read more (a Service's pods by
-//! selector, a custom resource's generic reading) whenever their namespace or anything
-//! cluster-scoped changed. Kinds not listed here fall in the second group, so a new rule is
+//! re-assessed when a key of it was touched; a Service when its EndpointSlices or the
+//! workloads of its namespace changed; other rules (a custom resource's generic reading, a
+//! PVC's) whenever their namespace or anything cluster-scoped changed. Kinds not listed here fall in the second group, so a new rule is
 //! never starved of a re-assessment, only made slower.
 
 use crate::rules::exists;
@@ -29,10 +29,23 @@ const OWN_TREE: [(&str, &str); 11] = [
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
 ];
 
+/// Kinds whose rule reads, besides itself, only these kinds of its namespace.
+const READS_IN_NAMESPACE: [((&str, &str), &[(&str, &str)]); 1] = [(
+    ("", "Service"),
+    &[
+        ("discovery.k8s.io", "EndpointSlice"),
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("apps", "ReplicaSet"),
+    ],
+)];
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Touched {
     keys: BTreeSet<ObjectKey>,
     namespaces: BTreeSet<String>,
+    /// (namespace, group, kind) of the namespaced keys.
+    kinds: BTreeSet<(String, String, String)>,
     /// A cluster-scoped object (a Node, a PersistentVolume, a CRD) changed.
     cluster: bool,
     /// Something every rule may read changed (the registry views).
@@ -42,14 +55,20 @@ pub struct Touched {
 impl Touched {
     /// Records that `key` changed or was reached from a change.
     pub(crate) fn key(&mut self, key: &ObjectKey) -> bool {
+        if !self.keys.insert(key.clone()) {
+            return false;
+        }
         match &key.namespace {
-            Some(ns) if !self.namespaces.contains(ns) => {
-                self.namespaces.insert(ns.clone());
+            Some(ns) => {
+                if !self.namespaces.contains(ns) {
+                    self.namespaces.insert(ns.clone());
+                }
+                let kind = (ns.clone(), key.group.clone(), key.kind.clone());
+                self.kinds.insert(kind);
             }
-            Some(_) => {}
             None => self.cluster = true,
         }
-        self.keys.insert(key.clone())
+        true
     }
 
     pub(crate) fn everything(&mut self) {
@@ -73,6 +92,13 @@ impl Touched {
         let kind = (target.group(), target.kind());
         if OWN_TREE.contains(&kind) || exists::is_plain(kind.0, kind.1) {
             return false;
+        }
+        let ns = target.id.namespace.as_deref().unwrap_or_default();
+        if let Some((_, reads)) = READS_IN_NAMESPACE.iter().find(|(k, _)| *k == kind) {
+            return reads.iter().any(|(group, kind)| {
+                let key = (ns.to_owned(), (*group).to_owned(), (*kind).to_owned());
+                self.kinds.contains(&key)
+            });
         }
         // A DaemonSet reads the Nodes too; every other rule may read its namespace.
         self.cluster
@@ -108,8 +134,28 @@ mod tests {
         let cm = Target::new("v1", "ConfigMap", Some("shop"), "settings");
         assert!(touched.affects(&web));
         assert!(!touched.affects(&api));
-        assert!(touched.affects(&svc));
+        assert!(
+            touched.affects(&svc),
+            "a Deployment of its namespace changed"
+        );
         assert!(!touched.affects(&other_svc));
+        let pvc = Target::new("v1", "PersistentVolumeClaim", Some("shop"), "data");
+        assert!(touched.affects(&pvc));
+
+        let mut pods_only = Touched::default();
+        pods_only.key(&ObjectKey::new("v1", "Pod", Some("shop"), "web-1"));
+        assert!(
+            !pods_only.affects(&svc),
+            "a Service reads EndpointSlices, not pods"
+        );
+        assert!(pods_only.affects(&pvc));
+        pods_only.key(&ObjectKey::new(
+            "discovery.k8s.io/v1",
+            "EndpointSlice",
+            Some("shop"),
+            "web-x",
+        ));
+        assert!(pods_only.affects(&svc));
         assert!(
             !touched.affects(&ds),
             "a DaemonSet reads its own tree and the Nodes"
@@ -118,7 +164,9 @@ mod tests {
 
         touched.key(&ObjectKey::new("v1", "Node", None, "node-1"));
         assert!(touched.affects(&ds));
-        assert!(touched.affects(&other_svc));
+        assert!(!touched.affects(&other_svc), "a Service reads no cluster-scoped kind");
+        let blog_pvc = Target::new("v1", "PersistentVolumeClaim", Some("blog"), "data");
+        assert!(touched.affects(&blog_pvc), "a PVC may read PersistentVolumes");
         assert!(!touched.affects(&api));
 
         touched.everything();

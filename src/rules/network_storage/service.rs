@@ -120,12 +120,9 @@ fn scaled_to_zero(
                     refs.iter()
                         .any(|r| r.get("controller") == Some(&Value::Bool(true)))
                 });
-            let labels = w
-                .pointer("/spec/template/metadata/labels")
-                .and_then(|l| serde_json::from_value(l.clone()).ok());
             if owned
                 || w.pointer("/metadata/deletionTimestamp").is_some()
-                || !matches(selector, labels.as_ref())
+                || !selects(selector, w.pointer("/spec/template/metadata/labels"))
             {
                 continue;
             }
@@ -147,8 +144,14 @@ fn scaled_to_zero(
     (!idle.is_empty()).then(|| format!("{}, scaled to 0 replicas", idle.join(", ")))
 }
 
-fn matches(selector: &BTreeMap<String, String>, labels: Option<&BTreeMap<String, String>>) -> bool {
-    labels.is_some_and(|l| selector.iter().all(|(k, v)| l.get(k) == Some(v)))
+/// Whether a pod template's `labels` (as the API sent them) carry every selector pair; read
+/// in place, as this runs for every workload of the namespace.
+fn selects(selector: &BTreeMap<String, String>, labels: Option<&Value>) -> bool {
+    labels.and_then(Value::as_object).is_some_and(|l| {
+        selector
+            .iter()
+            .all(|(k, v)| l.get(k).and_then(Value::as_str) == Some(v.as_str()))
+    })
 }
 
 #[cfg(test)]
