@@ -29,8 +29,11 @@ const OWN_TREE: [(&str, &str); 11] = [
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
 ];
 
+/// (group, kind).
+type Kind = (&'static str, &'static str);
+
 /// Kinds whose rule reads, besides itself, only these kinds of its namespace.
-const READS_IN_NAMESPACE: [((&str, &str), &[(&str, &str)]); 1] = [(
+const READS_IN_NAMESPACE: [(Kind, &[Kind]); 1] = [(
     ("", "Service"),
     &[
         ("discovery.k8s.io", "EndpointSlice"),
