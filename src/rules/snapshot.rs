@@ -56,6 +56,12 @@ pub fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
+/// The value at `path` (object keys, in order) without `Value::pointer`'s per-segment
+/// unescaping, which allocates; for the paths rules read on every re-assessment.
+pub fn field<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, key| v.get(key))
+}
+
 /// Reads a raw object as its k8s-openapi type.
 pub fn typed<K: DeserializeOwned>(obj: &Value) -> Result<K, serde_json::Error> {
     K::deserialize(obj)

@@ -47,8 +47,8 @@ const READS_IN_NAMESPACE: [(Kind, &[Kind]); 1] = [(
 pub struct Touched {
     keys: BTreeSet<ObjectKey>,
     namespaces: BTreeSet<String>,
-    /// (namespace, group, kind) of the namespaced keys.
-    kinds: BTreeSet<(String, String, String)>,
+    /// (namespace, group, kind) of the namespaced keys; a handful, so a list.
+    kinds: Vec<(String, String, String)>,
     /// A cluster-scoped object (a Node, a PersistentVolume, a CRD) changed.
     cluster: bool,
     /// Something every rule may read changed (the registry views).
@@ -66,8 +66,14 @@ impl Touched {
                 if !self.namespaces.contains(ns) {
                     self.namespaces.insert(ns.clone());
                 }
-                let kind = (ns.clone(), key.group.clone(), key.kind.clone());
-                self.kinds.insert(kind);
+                let known = self
+                    .kinds
+                    .iter()
+                    .any(|(n, g, k)| n == ns && *g == key.group && *k == key.kind);
+                if !known {
+                    let kind = (ns.clone(), key.group.clone(), key.kind.clone());
+                    self.kinds.push(kind);
+                }
             }
             None => self.cluster = true,
         }
@@ -99,8 +105,9 @@ impl Touched {
         let ns = target.id.namespace.as_deref().unwrap_or_default();
         if let Some((_, reads)) = READS_IN_NAMESPACE.iter().find(|(k, _)| *k == kind) {
             return reads.iter().any(|(group, kind)| {
-                let key = (ns.to_owned(), (*group).to_owned(), (*kind).to_owned());
-                self.kinds.contains(&key)
+                self.kinds
+                    .iter()
+                    .any(|(n, g, k)| n == ns && g == group && k == kind)
             });
         }
         // A DaemonSet reads the Nodes too; every other rule may read its namespace.
@@ -167,9 +174,15 @@ mod tests {
 
         touched.key(&ObjectKey::new("v1", "Node", None, "node-1"));
         assert!(touched.affects(&ds));
-        assert!(!touched.affects(&other_svc), "a Service reads no cluster-scoped kind");
+        assert!(
+            !touched.affects(&other_svc),
+            "a Service reads no cluster-scoped kind"
+        );
         let blog_pvc = Target::new("v1", "PersistentVolumeClaim", Some("blog"), "data");
-        assert!(touched.affects(&blog_pvc), "a PVC may read PersistentVolumes");
+        assert!(
+            touched.affects(&blog_pvc),
+            "a PVC may read PersistentVolumes"
+        );
         assert!(!touched.affects(&api));
 
         touched.everything();

@@ -22,10 +22,12 @@ pub struct Endpoints {
 impl Endpoints {
     pub fn of(service: &str, namespace: Option<&str>, snapshot: &Snapshot) -> Self {
         let mut out = Endpoints::default();
-        let label = format!("/metadata/labels/{}", SERVICE_NAME_LABEL.replace('/', "~1"));
         let slices = snapshot
             .list_raw("discovery.k8s.io", "EndpointSlice", namespace)
-            .filter(|s| s.pointer(&label).and_then(Value::as_str) == Some(service));
+            .filter(|s| {
+                let labels = s.get("metadata").and_then(|m| m.get("labels"));
+                labels.and_then(|l| l.get(SERVICE_NAME_LABEL)?.as_str()) == Some(service)
+            });
         for slice in slices {
             out.sliced = true;
             let endpoints = slice.get("endpoints").and_then(Value::as_array);

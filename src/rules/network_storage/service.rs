@@ -5,7 +5,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::network_storage::endpoints::Endpoints;
-use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::snapshot::{Snapshot, field, typed};
 use crate::rules::workloads::generation::unreadable;
 use k8s_openapi::api::core::v1::Service;
 use serde_json::Value;
@@ -113,29 +113,30 @@ fn scaled_to_zero(
     let mut idle = Vec::new();
     for (group, kind) in WORKLOAD_KINDS {
         for w in snapshot.list_raw(group, kind, ns) {
-            let owned = w
-                .pointer("/metadata/ownerReferences")
+            let owned = field(w, &["metadata", "ownerReferences"])
                 .and_then(Value::as_array)
                 .is_some_and(|refs| {
                     refs.iter()
                         .any(|r| r.get("controller") == Some(&Value::Bool(true)))
                 });
             if owned
-                || w.pointer("/metadata/deletionTimestamp").is_some()
-                || !selects(selector, w.pointer("/spec/template/metadata/labels"))
+                || field(w, &["metadata", "deletionTimestamp"]).is_some()
+                || !selects(
+                    selector,
+                    field(w, &["spec", "template", "metadata", "labels"]),
+                )
             {
                 continue;
             }
             // A missing replicas is the API server's default of 1.
-            if w.pointer("/spec/replicas")
+            if field(w, &["spec", "replicas"])
                 .and_then(Value::as_i64)
                 .unwrap_or(1)
                 != 0
             {
                 return None;
             }
-            let wname = w
-                .pointer("/metadata/name")
+            let wname = field(w, &["metadata", "name"])
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             idle.push(format!("{kind}/{wname}"));
