@@ -5,6 +5,7 @@ mod admission;
 mod discovery;
 mod faults;
 mod handler;
+mod milestones;
 mod openapi;
 mod params;
 mod path;
@@ -17,6 +18,7 @@ mod status;
 mod watch;
 mod write;
 
+pub use milestones::Milestones;
 pub use recorder::{RecordedCall, RequestRecorder};
 pub use state::ServerState;
 pub use status::ApiError;
