@@ -6,7 +6,7 @@
 #
 #   scripts/bench.sh [--runs 3] [--sizes 1,50] [--variants healthy,missing]
 #                    [--tools deploy-action,rollout,wait,kpt,poller] [--timeout 120]
-#                    [--nodes 25] [--replicas 4] [--raw FILE]
+#                    [--nodes 25] [--replicas 4] [--raw FILE] [--no-build]
 #
 # Tools:
 #   deploy-action  release build, `deploy --settle 0 --image-preflight off` (no settle and no
@@ -35,6 +35,7 @@ timeout=120
 nodes=25
 replicas=4
 raw=""
+build=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -45,6 +46,7 @@ while [ $# -gt 0 ]; do
     --nodes) nodes="$2"; shift 2 ;;
     --replicas) replicas="$2"; shift 2 ;;
     --raw) raw="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
     -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -54,7 +56,9 @@ for tool in kubectl kpt curl jq /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench.sh needs $tool" >&2; exit 2; }
 done
 
-cargo build --quiet --release -p deploy-action -p kube-sim --bins
+if [ "$build" = 1 ]; then
+  cargo build --quiet --release -p deploy-action -p kube-sim --bins
+fi
 bin="$(pwd)/${CARGO_TARGET_DIR:-target}/release"
 case "${CARGO_TARGET_DIR:-}" in /*) bin="$CARGO_TARGET_DIR/release" ;; esac
 
