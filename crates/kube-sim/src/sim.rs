@@ -76,6 +76,10 @@ impl Sim {
             scenario.clone(),
             logs.clone(),
         ));
+        tasks.push(tokio::spawn(track_milestones(
+            store.subscribe(),
+            server.clone(),
+        )));
         Sim {
             store,
             registry,
@@ -140,6 +144,17 @@ impl Sim {
         let key = self.key_of(&json!({"apiVersion": api_version, "kind": kind,
             "metadata": {"name": name, "namespace": namespace}}))?;
         self.store.get(&key).map(|v| (*v).clone())
+    }
+}
+
+/// Feed every change to the server's milestones (for `/debug/milestones`).
+async fn track_milestones(mut rx: crate::store::Subscription, server: Arc<ServerState>) {
+    loop {
+        match rx.recv().await {
+            Ok(change) => server.milestones.observe_now(&change),
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
     }
 }
 

@@ -63,6 +63,35 @@ impl World<'_> {
         self.store.list(group, plural, namespace).0
     }
 
+    /// Objects of a resource in `namespace` with an owner reference to `uid`, by name.
+    pub fn list_owned(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        uid: &str,
+    ) -> Vec<Arc<Value>> {
+        self.store.list_owned(group, plural, namespace, uid)
+    }
+
+    /// Objects of a resource in `namespace` that `selector` (matchLabels-style, non-empty)
+    /// may select: those carrying its first label, by name. Callers still match the whole
+    /// selector.
+    pub fn list_labeled(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        selector: &serde_json::Map<String, Value>,
+    ) -> Vec<Arc<Value>> {
+        match selector.iter().find_map(|(k, v)| Some((k, v.as_str()?))) {
+            Some((label, value)) => self
+                .store
+                .list_labeled(group, plural, namespace, label, value),
+            None => self.list(group, plural, Some(namespace)),
+        }
+    }
+
     /// The store key of an object, from its apiVersion, kind, namespace and name.
     pub fn key_of(&self, object: &Value) -> Option<ObjectKey> {
         key_of(self.registry, object)

@@ -58,15 +58,15 @@ fn container_requests(c: &Value) -> Amounts {
 /// any single init container, plus overhead.
 pub fn pod_requests(pod: &Value) -> Amounts {
     let spec = &pod["spec"];
-    let list = |k: &str| spec[k].as_array().cloned().unwrap_or_default();
+    let list = |k: &str| spec[k].as_array().map(Vec::as_slice).unwrap_or_default();
     let mut total = Amounts::new();
     for c in list("containers") {
-        add(&mut total, &container_requests(&c));
+        add(&mut total, &container_requests(c));
     }
     let mut init_peak = Amounts::new();
     let mut sidecars = Amounts::new();
     for c in list("initContainers") {
-        let req = container_requests(&c);
+        let req = container_requests(c);
         if c["restartPolicy"] == "Always" {
             add(&mut sidecars, &req);
             continue;

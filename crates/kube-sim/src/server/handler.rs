@@ -91,6 +91,7 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
                 .collect();
             return Ok(json(serde_json::json!({ "requests": counts })));
         }
+        Route::DebugMilestones => return Ok(json(state.milestones.report())),
         Route::OpenApiIndex => return Ok(json(openapi::index(registry))),
         Route::OpenApi(gv) => {
             return openapi::group_version(registry, &gv)

@@ -6,6 +6,7 @@ mod discovery;
 mod faults;
 mod fieldvalidation;
 mod handler;
+mod milestones;
 mod openapi;
 mod params;
 mod path;
@@ -19,6 +20,7 @@ mod status;
 mod watch;
 mod write;
 
+pub use milestones::Milestones;
 pub use recorder::{RecordedCall, RequestRecorder};
 pub use state::ServerState;
 pub use status::ApiError;

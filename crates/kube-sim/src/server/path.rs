@@ -30,6 +30,8 @@ pub enum Route {
     Health,
     /// `/debug/requests`: the request recorder's counts, for benchmarks.
     DebugRequests,
+    /// `/debug/milestones`: when the last Deployment rolled out, the first image pull error.
+    DebugMilestones,
     /// `/openapi/v3`.
     OpenApiIndex,
     /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`.
@@ -47,6 +49,7 @@ pub fn parse(path: &str) -> Option<Route> {
         // `/livez/ping`, `/readyz/etcd` and the like answer as their parent does.
         ["healthz" | "livez" | "readyz", ..] => Some(Route::Health),
         ["debug", "requests"] => Some(Route::DebugRequests),
+        ["debug", "milestones"] => Some(Route::DebugMilestones),
         ["openapi", "v3"] => Some(Route::OpenApiIndex),
         ["openapi", "v3", rest @ ..] => Some(Route::OpenApi(rest.join("/"))),
         ["api"] => Some(Route::Api),
@@ -161,6 +164,7 @@ mod tests {
         assert_eq!(parse("/livez/ping"), Some(Route::Health));
         assert_eq!(parse("/readyz/etcd"), Some(Route::Health));
         assert_eq!(parse("/debug/requests"), Some(Route::DebugRequests));
+        assert_eq!(parse("/debug/milestones"), Some(Route::DebugMilestones));
         assert_eq!(parse("/api"), Some(Route::Api));
         assert_eq!(parse("/apis/"), Some(Route::Apis));
         assert_eq!(parse("/apis/apps"), Some(Route::Group("apps".into())));

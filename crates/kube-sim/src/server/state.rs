@@ -1,6 +1,7 @@
 //! Everything a request handler needs, shared by every request.
 
 use super::faults::FaultInjector;
+use super::milestones::Milestones;
 use super::recorder::RequestRecorder;
 use crate::logs::LogStore;
 use crate::resources::Registry;
@@ -17,6 +18,8 @@ pub struct ServerState {
     pub logs: Arc<LogStore>,
     pub faults: FaultInjector,
     pub recorder: RequestRecorder,
+    /// Moments a benchmark times a tool's verdict against (`/debug/milestones`).
+    pub milestones: Milestones,
     /// Next ClusterIP to hand out.
     pub(crate) cluster_ips: AtomicU32,
     /// Counter behind generated names (`generateName`).
@@ -38,6 +41,7 @@ impl ServerState {
             logs,
             faults,
             recorder: RequestRecorder::default(),
+            milestones: Milestones::default(),
             cluster_ips: AtomicU32::new(10),
             names: AtomicU32::new(0),
         }

@@ -22,9 +22,17 @@ const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
 /// The server's own cap on a watch (kube-apiserver's min-request-timeout is 1800 s).
 const MAX_WATCH: Duration = Duration::from_secs(1800);
 
+/// One watch event as it goes on the wire, borrowing the object (no copy per watcher).
+#[derive(serde::Serialize)]
+struct Event<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    object: &'a Value,
+}
+
 fn line(kind: &str, object: &Value) -> Bytes {
-    let mut s = serde_json::to_string(&json!({"type": kind, "object": object})).unwrap_or_default();
-    s.push('\n');
+    let mut s = serde_json::to_vec(&Event { kind, object }).unwrap_or_default();
+    s.push(b'\n');
     Bytes::from(s)
 }
 

@@ -71,7 +71,7 @@ impl Controller for ReplicaSetController {
             return;
         };
         let now = world.store.clock().now();
-        let pods = world.list("", "pods", Some(&key.namespace));
+        let pods = world.list_owned("", "pods", &key.namespace, uid(&rs));
         let active: Vec<&Value> = pods
             .iter()
             .map(Arc::as_ref)
@@ -260,13 +260,15 @@ fn related_pods(world: &World<'_>, rs: &Value) -> Vec<Arc<Value>> {
         .filter(|s| controller_ref(s).is_some_and(|r| str_at(r, "/uid") == owner))
         .map(|s| uid(s).to_owned())
         .collect();
-    world
-        .list("", "pods", Some(namespace(rs)))
-        .into_iter()
-        .filter(|p| {
-            siblings
-                .iter()
-                .any(|s| is_controlled_by(p, "ReplicaSet", s))
+    let mut pods: Vec<Arc<Value>> = siblings
+        .iter()
+        .flat_map(|s| {
+            world
+                .list_owned("", "pods", namespace(rs), s)
+                .into_iter()
+                .filter(|p| is_controlled_by(p, "ReplicaSet", s))
         })
-        .collect()
+        .collect();
+    pods.sort_by(|a, b| name(a).cmp(name(b)));
+    pods
 }

@@ -162,15 +162,15 @@ fn old_pods_running(world: &World<'_>, d: &Dep, new: Option<&Rs>, old: &[Rs]) ->
     if sum(old, Rs::status_replicas) > 0 {
         return true;
     }
-    world
-        .list("", "pods", Some(&d.key.namespace))
-        .iter()
-        .any(|pod| {
-            matches(Some(&d.spec.selector), &labels(pod))
-                && old
-                    .iter()
-                    .any(|rs| is_controlled_by(pod, "ReplicaSet", rs.uid()))
-                && new.is_none_or(|n| !is_controlled_by(pod, "ReplicaSet", n.uid()))
-                && !matches!(phase(pod), "Succeeded" | "Failed")
-        })
+    old.iter().any(|rs| {
+        world
+            .list_owned("", "pods", &d.key.namespace, rs.uid())
+            .iter()
+            .any(|pod| {
+                matches(Some(&d.spec.selector), &labels(pod))
+                    && is_controlled_by(pod, "ReplicaSet", rs.uid())
+                    && new.is_none_or(|n| !is_controlled_by(pod, "ReplicaSet", n.uid()))
+                    && !matches!(phase(pod), "Succeeded" | "Failed")
+            })
+    })
 }

@@ -59,7 +59,7 @@ pub(crate) fn selected_pods(world: &World<'_>, service: &Value) -> Vec<Arc<Value
         return Vec::new();
     };
     world
-        .list("", "pods", Some(namespace(service)))
+        .list_labeled("", "pods", namespace(service), sel)
         .into_iter()
         .filter(|p| map_selector_matches(sel, &labels(p)))
         .collect()

@@ -79,8 +79,12 @@ pub(crate) fn is_available(pod: &Value, min_ready_seconds: i64, now: Timestamp) 
 
 /// Pods in `owner`'s namespace that `owner` controls, by name.
 pub(crate) fn owned_pods(world: &World<'_>, owner: &Value) -> Vec<Arc<Value>> {
+    let uid = owner
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     world
-        .list("", "pods", Some(namespace(owner)))
+        .list_owned("", "pods", namespace(owner), uid)
         .into_iter()
         .filter(|p| is_controlled_by(p, owner))
         .collect()

@@ -2,7 +2,10 @@
 //! counter, a bounded history of changes for watch resumption, and a broadcast of every
 //! change to watchers and controllers. All writes go through here.
 
+mod index;
+
 use crate::clock::Clock;
+use index::Index;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -97,6 +100,7 @@ struct Inner {
     horizon: u64,
     uids: u64,
     frozen: HashSet<ObjectKey>,
+    index: Index,
 }
 
 /// The in-memory store shared by the API server, controllers and kubelet.
@@ -118,6 +122,7 @@ impl Store {
                 horizon: 1000,
                 uids: 0,
                 frozen: HashSet::new(),
+                index: Index::default(),
             }),
             tx,
             clock,
@@ -151,6 +156,33 @@ impl Store {
         let inner = self.lock();
         let items = collection(&inner.objects, group, plural, namespace);
         (items, inner.rv)
+    }
+
+    /// Objects of a resource in `namespace` with an owner reference to `uid`, by name.
+    pub fn list_owned(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        uid: &str,
+    ) -> Vec<Arc<Value>> {
+        let inner = self.lock();
+        let names = inner.index.owned(group, plural, namespace, uid);
+        lookup(&inner, group, plural, namespace, names)
+    }
+
+    /// Objects of a resource in `namespace` labelled `label=value`, by name.
+    pub fn list_labeled(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        label: &str,
+        value: &str,
+    ) -> Vec<Arc<Value>> {
+        let inner = self.lock();
+        let names = inner.index.labeled(group, plural, namespace, label, value);
+        lookup(&inner, group, plural, namespace, names)
     }
 
     /// Subscribe to every change from now on.
@@ -413,6 +445,7 @@ impl Store {
 
     fn remove(&self, inner: &mut Inner, key: &ObjectKey, object: Value) -> Arc<Value> {
         let old = inner.objects.remove(key);
+        inner.index.replace(key, old.as_deref(), None);
         inner.frozen.remove(key);
         self.commit_change(inner, ChangeType::Deleted, key, object, old)
     }
@@ -426,7 +459,8 @@ impl Store {
         previous: Option<Arc<Value>>,
     ) -> Arc<Value> {
         let object = self.commit_change(inner, kind, key, object, previous);
-        inner.objects.insert(key.clone(), object.clone());
+        let old = inner.objects.insert(key.clone(), object.clone());
+        inner.index.replace(key, old.as_deref(), Some(&object));
         object
     }
 
@@ -478,6 +512,24 @@ fn collection(
             k.group == group && k.plural == plural && namespace.is_none_or(|ns| k.namespace == ns)
         })
         .map(|(_, v)| v.clone())
+        .collect()
+}
+
+/// The stored objects of names found in an index, in the index's (name) order.
+fn lookup(
+    inner: &Inner,
+    group: &str,
+    plural: &str,
+    namespace: &str,
+    names: Vec<String>,
+) -> Vec<Arc<Value>> {
+    let mut key = ObjectKey::new(group, plural, namespace, "");
+    names
+        .into_iter()
+        .filter_map(|name| {
+            key.name = name;
+            inner.objects.get(&key).cloned()
+        })
         .collect()
 }
 
