@@ -141,6 +141,7 @@ impl Snapshot {
             let Some(obj) = self.objects.get(&key) else {
                 continue;
             };
+            self.touched.contents(&key, obj);
             if key.group.is_empty() && key.kind == "Event" {
                 let about = |f: &str| obj.pointer(&format!("/involvedObject/{f}"))?.as_str();
                 if let (Some(av), Some(kind), Some(name)) =
@@ -453,7 +454,7 @@ mod tests {
         let touched = snap.take_touched();
         let affects = |kind: &str, name: &str| {
             let av = if kind == "Pod" { "v1" } else { "apps/v1" };
-            touched.affects(&Target::new(av, kind, Some("shop"), name))
+            touched.affects(&Target::new(av, kind, Some("shop"), name), None)
         };
         assert!(affects("Pod", "web-7d4b9c-x2x9q"));
         assert!(affects("ReplicaSet", "web-7d4b9c"));
@@ -463,7 +464,8 @@ mod tests {
         // A deleted pod still touches the chain it had.
         snap.remove("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
         let touched = snap.take_touched();
-        assert!(touched.affects(&Target::new("apps/v1", "Deployment", Some("shop"), "web")));
+        let web = Target::new("apps/v1", "Deployment", Some("shop"), "web");
+        assert!(touched.affects(&web, None));
     }
 
     #[test]

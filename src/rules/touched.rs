@@ -3,14 +3,16 @@
 //!
 //! A change touches the object itself, the object an Event is about, and every owner up the
 //! chain (Pod -> ReplicaSet -> Deployment). Rules that read only their own tree are
-//! re-assessed when a key of it was touched; a Service when its EndpointSlices or the
-//! workloads of its namespace changed; other rules (a custom resource's generic reading, a
+//! re-assessed when a key of it was touched; a Service when its EndpointSlices or a
+//! workload its selector picks changed; other rules (a custom resource's generic reading, a
 //! PVC's) whenever their namespace or anything cluster-scoped changed. Kinds not listed here fall in the second group, so a new rule is
 //! never starved of a re-assessment, only made slower.
 
 use crate::rules::exists;
-use crate::rules::snapshot::ObjectKey;
+use crate::rules::network_storage::endpoints::SERVICE_NAME_LABEL;
+use crate::rules::snapshot::{ObjectKey, field};
 use crate::rules::target::Target;
+use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 /// Kinds whose rule reads the object, its descendants by owner, their Events and the
@@ -29,26 +31,14 @@ const OWN_TREE: [(&str, &str); 11] = [
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
 ];
 
-/// (group, kind).
-type Kind = (&'static str, &'static str);
-
-/// Kinds whose rule reads, besides itself, only these kinds of its namespace.
-const READS_IN_NAMESPACE: [(Kind, &[Kind]); 1] = [(
-    ("", "Service"),
-    &[
-        ("discovery.k8s.io", "EndpointSlice"),
-        ("apps", "Deployment"),
-        ("apps", "StatefulSet"),
-        ("apps", "ReplicaSet"),
-    ],
-)];
-
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Touched {
     keys: BTreeSet<ObjectKey>,
     namespaces: BTreeSet<String>,
-    /// (namespace, group, kind) of the namespaced keys; a handful, so a list.
-    kinds: Vec<(String, String, String)>,
+    /// (namespace, Service) named by the EndpointSlices touched.
+    slices: Vec<(String, String)>,
+    /// (namespace, pod template labels) of the workloads touched, before and after.
+    templates: Vec<(String, Map<String, Value>)>,
     /// A cluster-scoped object (a Node, a PersistentVolume, a CRD) changed.
     cluster: bool,
     /// Something every rule may read changed (the registry views).
@@ -66,18 +56,33 @@ impl Touched {
                 if !self.namespaces.contains(ns) {
                     self.namespaces.insert(ns.clone());
                 }
-                let known = self
-                    .kinds
-                    .iter()
-                    .any(|(n, g, k)| n == ns && *g == key.group && *k == key.kind);
-                if !known {
-                    let kind = (ns.clone(), key.group.clone(), key.kind.clone());
-                    self.kinds.push(kind);
-                }
             }
             None => self.cluster = true,
         }
         true
+    }
+
+    /// Records what a Service's rule may read of a touched `obj`: the Service an
+    /// EndpointSlice is for, or a workload's pod template labels.
+    pub(crate) fn contents(&mut self, key: &ObjectKey, obj: &Value) {
+        let Some(ns) = &key.namespace else { return };
+        match (key.group.as_str(), key.kind.as_str()) {
+            ("discovery.k8s.io", "EndpointSlice") => {
+                let labels = field(obj, &["metadata", "labels", SERVICE_NAME_LABEL]);
+                if let Some(service) = labels.and_then(Value::as_str) {
+                    self.slices.push((ns.clone(), service.to_owned()));
+                }
+            }
+            kind if SERVICE_WORKLOADS.contains(&kind) => {
+                let labels = field(obj, &["spec", "template", "metadata", "labels"]);
+                let labels = labels
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                self.templates.push((ns.clone(), labels));
+            }
+            _ => {}
+        }
     }
 
     pub(crate) fn everything(&mut self) {
@@ -93,8 +98,9 @@ impl Touched {
         *self == Touched::default()
     }
 
-    /// Whether `target`'s rule may read anything that changed.
-    pub fn affects(&self, target: &Target) -> bool {
+    /// Whether `target`'s rule may read anything that changed; `live` is the target's
+    /// object as last seen.
+    pub fn affects(&self, target: &Target, live: Option<&Value>) -> bool {
         if self.everything || self.keys.contains(&target.key()) {
             return true;
         }
@@ -103,12 +109,15 @@ impl Touched {
             return false;
         }
         let ns = target.id.namespace.as_deref().unwrap_or_default();
-        if let Some((_, reads)) = READS_IN_NAMESPACE.iter().find(|(k, _)| *k == kind) {
-            return reads.iter().any(|(group, kind)| {
-                self.kinds
+        if kind == ("", "Service") {
+            return self
+                .slices
+                .iter()
+                .any(|(n, s)| n == ns && *s == target.id.name)
+                || self
+                    .templates
                     .iter()
-                    .any(|(n, g, k)| n == ns && g == group && k == kind)
-            });
+                    .any(|(n, labels)| n == ns && live.is_none_or(|svc| selects(svc, labels)));
         }
         // A DaemonSet reads the Nodes too; every other rule may read its namespace.
         self.cluster
@@ -121,71 +130,115 @@ impl Touched {
     }
 }
 
+/// Workload kinds a Service's rule reads (to tell "scaled to zero on purpose").
+const SERVICE_WORKLOADS: [(&str, &str); 3] = [
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "ReplicaSet"),
+];
+
+/// Whether Service `svc`'s selector picks pods with `labels`; a Service without one reads
+/// no workloads.
+fn selects(svc: &Value, labels: &Map<String, Value>) -> bool {
+    field(svc, &["spec", "selector"])
+        .and_then(Value::as_object)
+        .is_some_and(|sel| !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn touch(touched: &mut Touched, obj: &Value) {
+        let key = ObjectKey::of(obj).unwrap();
+        touched.key(&key);
+        touched.contents(&key, obj);
+    }
+
+    fn deployment(name: &str, app: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"template": {"metadata": {"labels": {"app": app, "tier": "x"}}}}})
+    }
 
     #[test]
     fn own_tree_rules_wait_for_their_keys_others_for_their_namespace() {
         let mut touched = Touched::default();
         assert!(touched.is_empty());
         touched.key(&ObjectKey::new("v1", "Pod", Some("shop"), "web-1"));
-        touched.key(&ObjectKey::new(
-            "apps/v1",
-            "Deployment",
-            Some("shop"),
-            "web",
-        ));
+        touch(&mut touched, &deployment("web", "web"));
         let web = Target::new("apps/v1", "Deployment", Some("shop"), "web");
         let api = Target::new("apps/v1", "Deployment", Some("shop"), "api");
-        let svc = Target::new("v1", "Service", Some("shop"), "web");
-        let other_svc = Target::new("v1", "Service", Some("blog"), "web");
         let ds = Target::new("apps/v1", "DaemonSet", Some("shop"), "agent");
         let cm = Target::new("v1", "ConfigMap", Some("shop"), "settings");
-        assert!(touched.affects(&web));
-        assert!(!touched.affects(&api));
-        assert!(
-            touched.affects(&svc),
-            "a Deployment of its namespace changed"
-        );
-        assert!(!touched.affects(&other_svc));
         let pvc = Target::new("v1", "PersistentVolumeClaim", Some("shop"), "data");
-        assert!(touched.affects(&pvc));
+        assert!(touched.affects(&web, None));
+        assert!(!touched.affects(&api, None));
+        assert!(touched.affects(&pvc, None), "a PVC may read its namespace");
+        assert!(
+            !touched.affects(&ds, None),
+            "a DaemonSet reads its tree and Nodes"
+        );
+        assert!(!touched.affects(&cm, None));
+
+        touched.key(&ObjectKey::new("v1", "Node", None, "node-1"));
+        assert!(touched.affects(&ds, None));
+        let blog_pvc = Target::new("v1", "PersistentVolumeClaim", Some("blog"), "data");
+        assert!(
+            touched.affects(&blog_pvc, None),
+            "a PVC may read PersistentVolumes"
+        );
+        assert!(!touched.affects(&api, None));
+
+        touched.everything();
+        assert!(touched.affects(&api, None));
+    }
+
+    #[test]
+    fn a_service_waits_for_its_endpointslices_and_the_workloads_it_selects() {
+        let service = |name: &str, selector: Value| {
+            json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": name, "namespace": "shop"}, "spec": {"selector": selector}})
+        };
+        let web = Target::new("v1", "Service", Some("shop"), "web");
+        let web_live = service("web", json!({"app": "web"}));
+        let blog = Target::new("v1", "Service", Some("blog"), "web");
 
         let mut pods_only = Touched::default();
         pods_only.key(&ObjectKey::new("v1", "Pod", Some("shop"), "web-1"));
         assert!(
-            !pods_only.affects(&svc),
-            "a Service reads EndpointSlices, not pods"
+            !pods_only.affects(&web, Some(&web_live)),
+            "it reads no pods"
         );
-        assert!(pods_only.affects(&pvc));
-        pods_only.key(&ObjectKey::new(
-            "discovery.k8s.io/v1",
-            "EndpointSlice",
-            Some("shop"),
-            "web-x",
-        ));
-        assert!(pods_only.affects(&svc));
-        assert!(
-            !touched.affects(&ds),
-            "a DaemonSet reads its own tree and the Nodes"
-        );
-        assert!(!touched.affects(&cm));
 
-        touched.key(&ObjectKey::new("v1", "Node", None, "node-1"));
-        assert!(touched.affects(&ds));
+        let mut other = Touched::default();
+        touch(&mut other, &deployment("api", "api"));
         assert!(
-            !touched.affects(&other_svc),
-            "a Service reads no cluster-scoped kind"
+            !other.affects(&web, Some(&web_live)),
+            "api's labels do not match"
         );
-        let blog_pvc = Target::new("v1", "PersistentVolumeClaim", Some("blog"), "data");
-        assert!(
-            touched.affects(&blog_pvc),
-            "a PVC may read PersistentVolumes"
-        );
-        assert!(!touched.affects(&api));
+        assert!(other.affects(&web, None), "unseen: any workload may matter");
+        let no_selector = service("web", json!({}));
+        assert!(!other.affects(&web, Some(&no_selector)));
 
-        touched.everything();
-        assert!(touched.affects(&api));
+        let mut selected = Touched::default();
+        touch(&mut selected, &deployment("web", "web"));
+        assert!(selected.affects(&web, Some(&web_live)));
+        assert!(
+            !selected.affects(&blog, Some(&web_live)),
+            "another namespace"
+        );
+
+        let mut slice = Touched::default();
+        touch(
+            &mut slice,
+            &json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "web-x1", "namespace": "shop",
+                "labels": {"kubernetes.io/service-name": "web"}}}),
+        );
+        assert!(slice.affects(&web, Some(&web_live)));
+        let api = Target::new("v1", "Service", Some("shop"), "api");
+        assert!(!slice.affects(&api, Some(&service("api", json!({"app": "api"})))));
     }
 }

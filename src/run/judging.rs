@@ -309,7 +309,8 @@ pub async fn judge_all(
         let mut still = Vec::new();
         for mut w in watched {
             let due = w.wake.is_some_and(|t| now >= t) || now >= w.pending.applied_at + w.deadline;
-            if !(everything || due || touched.affects(&w.pending.target)) {
+            let live = snapshot.get_raw(&w.pending.target.key());
+            if !(everything || due || touched.affects(&w.pending.target, live)) {
                 // Nothing it reads changed and no clock of its ran out: same as last time.
                 still.push(w);
                 continue;

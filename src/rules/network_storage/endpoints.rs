@@ -5,7 +5,7 @@ use crate::rules::snapshot::Snapshot;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+pub(crate) const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
 /// The endpoints of one Service across its slices, each counted once (a dual-stack
 /// Service lists a pod in an IPv4 and an IPv6 slice).
