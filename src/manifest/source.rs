@@ -93,7 +93,7 @@ impl Budget {
         }
         self.exceeded = true;
         let limit = mib(MAX_INPUT_BYTES);
-        let message = if name == STDIN_NAME {
+        let message = if name == STDIN_NAME && len > MAX_INPUT_BYTES {
             // Read only to one byte past the limit: its real size is unknown.
             format!("input too large: more than the {limit} limit")
         } else if len > MAX_INPUT_BYTES {
