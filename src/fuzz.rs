@@ -147,13 +147,14 @@ proptest! {
         loads_sanely(&text)?;
     }
 
+    // Beyond not panicking: registries and runtimes vary their capitals, so the class may not.
     #[test]
     fn classifier_survives_arbitrary_text(text in "\\PC{0,300}") {
-        prop_assert_eq!(classify(&text), classify(&text));
+        prop_assert_eq!(classify(&text), classify(&text.to_ascii_uppercase()));
     }
 
     #[test]
     fn classifier_survives_mutated_pull_errors(text in mutated(PULL_ERRORS)) {
-        prop_assert_eq!(classify(&text), classify(&text));
+        prop_assert_eq!(classify(&text), classify(&text.to_ascii_uppercase()));
     }
 }

@@ -60,9 +60,13 @@ pub fn read_inputs(inputs: &[String], stdin: Option<&str>) -> Vec<Result<Source,
                 let mut visited = HashSet::new();
                 walk(path, &mut files, &mut visited, &mut read);
                 files.sort();
-                read.extend(files.iter().map(|file| read_file(file, &mut budget)));
+                read.extend(
+                    files
+                        .iter()
+                        .map(|(file, len)| read_file(file, *len, &mut budget)),
+                );
             }
-            Ok(_) => read.push(read_file(path, &mut budget)),
+            Ok(meta) => read.push(read_file(path, meta.len(), &mut budget)),
             Err(e) => read.push(Err(io_problem(input, &e))),
         }
     }
@@ -111,7 +115,7 @@ impl Budget {
 
 fn walk(
     dir: &Path,
-    files: &mut Vec<PathBuf>,
+    files: &mut Vec<(PathBuf, u64)>,
     visited: &mut HashSet<PathBuf>,
     problems: &mut Vec<Result<Source, Problem>>,
 ) {
@@ -133,7 +137,7 @@ fn walk(
         let path = dir.join(&name);
         match fs::metadata(&path) {
             Ok(meta) if meta.is_dir() => walk(&path, files, visited, problems),
-            Ok(_) if has_manifest_extension(&path) => files.push(path),
+            Ok(meta) if has_manifest_extension(&path) => files.push((path, meta.len())),
             Ok(_) => {}
             Err(e) => problems.push(Err(io_problem(&path.display().to_string(), &e))),
         }
@@ -146,9 +150,9 @@ fn has_manifest_extension(path: &Path) -> bool {
         .is_some_and(|e| EXTENSIONS.contains(&e))
 }
 
-fn read_file(path: &Path, budget: &mut Budget) -> Result<Source, Problem> {
+/// Reads `path`, whose size (`len`, from the metadata already read) is counted first.
+fn read_file(path: &Path, len: u64, budget: &mut Budget) -> Result<Source, Problem> {
     let name = path.display().to_string();
-    let len = fs::metadata(path).map_err(|e| io_problem(&name, &e))?.len();
     budget.take(&name, usize::try_from(len).unwrap_or(usize::MAX))?;
     let bytes = fs::read(path).map_err(|e| io_problem(&name, &e))?;
     match String::from_utf8(bytes) {

@@ -186,6 +186,16 @@ struct Budget {
     exceeded: bool,
 }
 
+impl Budget {
+    /// Records the first limit the document hit; later ones add nothing a reader needs.
+    fn exceed(&mut self, errors: &mut Vec<YamlError>, error: YamlError) {
+        if !self.exceeded {
+            self.exceeded = true;
+            errors.push(error);
+        }
+    }
+}
+
 struct Walker<'a> {
     parser: Parser<std::str::Chars<'a>>,
     anchors: HashMap<usize, Anchored>,
@@ -297,7 +307,8 @@ impl Walker<'_> {
         walk: fn(&mut Self, &str) -> Result<Value, ScanError>,
     ) -> Result<Value, ScanError> {
         if self.budget.depth >= limits::MAX_DEPTH {
-            self.exceeded(YamlError::TooDeep { line: mark.line() });
+            let error = YamlError::TooDeep { line: mark.line() };
+            self.budget.exceed(&mut self.errors, error);
             self.skip_collection()?;
             return Ok(Value::Null);
         }
@@ -320,45 +331,35 @@ impl Walker<'_> {
         Ok(())
     }
 
-    /// Records the first limit the document hit; later ones add nothing a reader needs.
-    fn exceeded(&mut self, error: YamlError) {
-        if !self.budget.exceeded {
-            self.budget.exceeded = true;
-            self.errors.push(error);
-        }
-    }
-
     fn alias(&mut self, id: usize, mark: Marker, path: &str) -> Value {
         let line = mark.line();
-        let added = self.anchors.get(&id).map(|a| a.values);
-        if let Some(added) = added {
-            self.budget.aliases += 1;
-            self.budget.alias_values = self.budget.alias_values.saturating_add(added);
-            if self.budget.aliases > limits::MAX_ALIASES {
-                self.exceeded(YamlError::TooManyAliases { line });
-            } else if self.budget.alias_values > limits::MAX_ALIAS_VALUES {
-                self.exceeded(YamlError::AliasesTooLarge { line });
-            }
-            if self.budget.exceeded {
-                return Value::Null;
-            }
-            self.budget.values += added;
+        let Some(anchored) = self.anchors.get(&id) else {
+            self.errors.push(YamlError::UnknownAlias { line });
+            return Value::Null;
+        };
+        let budget = &mut self.budget;
+        budget.aliases += 1;
+        budget.alias_values = budget.alias_values.saturating_add(anchored.values);
+        let error = if budget.aliases > limits::MAX_ALIASES {
+            Some(YamlError::TooManyAliases { line })
+        } else if budget.alias_values > limits::MAX_ALIAS_VALUES {
+            Some(YamlError::AliasesTooLarge { line })
+        } else {
+            None
+        };
+        if let Some(error) = error {
+            budget.exceed(&mut self.errors, error);
         }
-        match self.anchors.get(&id) {
-            Some(anchored) => {
-                let lines = anchored
-                    .lines
-                    .iter()
-                    .map(|(p, l)| (format!("{path}{p}"), *l));
-                self.lines.extend(lines);
-                anchored.value.clone()
-            }
-            None => {
-                self.errors
-                    .push(YamlError::UnknownAlias { line: mark.line() });
-                Value::Null
-            }
+        if budget.exceeded {
+            return Value::Null;
         }
+        budget.values += anchored.values;
+        let lines = anchored
+            .lines
+            .iter()
+            .map(|(p, l)| (format!("{path}{p}"), *l));
+        self.lines.extend(lines);
+        anchored.value.clone()
     }
 
     fn sequence(&mut self, path: &str) -> Result<Value, ScanError> {

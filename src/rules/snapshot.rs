@@ -143,16 +143,14 @@ impl Snapshot {
             };
             self.touched.contents(&key, obj);
             if key.group.is_empty() && key.kind == "Event" {
-                let about = |f: &str| obj.pointer(&format!("/involvedObject/{f}"))?.as_str();
+                let about = |f: &str| field(obj, &["involvedObject", f])?.as_str();
                 if let (Some(av), Some(kind), Some(name)) =
                     (about("apiVersion"), about("kind"), about("name"))
                 {
                     next.push(ObjectKey::new(av, kind, about("namespace"), name));
                 }
             }
-            let owners = obj
-                .pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array);
+            let owners = field(obj, &["metadata", "ownerReferences"]).and_then(Value::as_array);
             for uid in owners
                 .into_iter()
                 .flatten()

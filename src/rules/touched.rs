@@ -10,9 +10,10 @@
 
 use crate::rules::exists;
 use crate::rules::network_storage::endpoints::SERVICE_NAME_LABEL;
+use crate::rules::network_storage::service;
 use crate::rules::snapshot::{ObjectKey, field};
 use crate::rules::target::Target;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// Kinds whose rule reads the object, its descendants by owner, their Events and the
@@ -38,7 +39,7 @@ pub struct Touched {
     /// (namespace, Service) named by the EndpointSlices touched.
     slices: Vec<(String, String)>,
     /// (namespace, pod template labels) of the workloads touched, before and after.
-    templates: Vec<(String, Map<String, Value>)>,
+    templates: Vec<(String, Value)>,
     /// A cluster-scoped object (a Node, a PersistentVolume, a CRD) changed.
     cluster: bool,
     /// Something every rule may read changed (the registry views).
@@ -73,12 +74,9 @@ impl Touched {
                     self.slices.push((ns.clone(), service.to_owned()));
                 }
             }
-            kind if SERVICE_WORKLOADS.contains(&kind) => {
+            kind if service::WORKLOAD_KINDS.contains(&kind) => {
                 let labels = field(obj, &["spec", "template", "metadata", "labels"]);
-                let labels = labels
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
+                let labels = labels.cloned().unwrap_or(Value::Null);
                 self.templates.push((ns.clone(), labels));
             }
             _ => {}
@@ -114,35 +112,25 @@ impl Touched {
                 .slices
                 .iter()
                 .any(|(n, s)| n == ns && *s == target.id.name)
-                || self
-                    .templates
-                    .iter()
-                    .any(|(n, labels)| n == ns && live.is_none_or(|svc| selects(svc, labels)));
+                || self.templates.iter().any(|(n, labels)| {
+                    n == ns && live.is_none_or(|svc| service_selects(svc, labels))
+                });
         }
         // A DaemonSet reads the Nodes too; every other rule may read its namespace.
-        self.cluster
-            || (kind != ("apps", "DaemonSet")
-                && target
-                    .id
-                    .namespace
-                    .as_ref()
-                    .is_some_and(|ns| self.namespaces.contains(ns)))
+        self.cluster || (kind != ("apps", "DaemonSet") && self.namespaces.contains(ns))
     }
 }
 
-/// Workload kinds a Service's rule reads (to tell "scaled to zero on purpose").
-const SERVICE_WORKLOADS: [(&str, &str); 3] = [
-    ("apps", "Deployment"),
-    ("apps", "StatefulSet"),
-    ("apps", "ReplicaSet"),
-];
-
 /// Whether Service `svc`'s selector picks pods with `labels`; a Service without one reads
 /// no workloads.
-fn selects(svc: &Value, labels: &Map<String, Value>) -> bool {
-    field(svc, &["spec", "selector"])
-        .and_then(Value::as_object)
-        .is_some_and(|sel| !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v)))
+fn service_selects(svc: &Value, labels: &Value) -> bool {
+    let selector = field(svc, &["spec", "selector"]).and_then(Value::as_object);
+    selector.is_some_and(|sel| {
+        let pairs = sel
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
+        !sel.is_empty() && service::selects(pairs, Some(labels))
+    })
 }
 
 #[cfg(test)]

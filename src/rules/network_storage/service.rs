@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 /// Workloads a Service may select whose replica count can be set to zero on purpose
 /// (watched in the Service's namespace for this).
-const WORKLOAD_KINDS: [(&str, &str); 3] = [
+pub(crate) const WORKLOAD_KINDS: [(&str, &str); 3] = [
     ("apps", "Deployment"),
     ("apps", "StatefulSet"),
     ("apps", "ReplicaSet"),
@@ -122,7 +122,7 @@ fn scaled_to_zero(
             if owned
                 || field(w, &["metadata", "deletionTimestamp"]).is_some()
                 || !selects(
-                    selector,
+                    selector.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                     field(w, &["spec", "template", "metadata", "labels"]),
                 )
             {
@@ -146,13 +146,14 @@ fn scaled_to_zero(
 }
 
 /// Whether a pod template's `labels` (as the API sent them) carry every selector pair; read
-/// in place, as this runs for every workload of the namespace.
-fn selects(selector: &BTreeMap<String, String>, labels: Option<&Value>) -> bool {
-    labels.and_then(Value::as_object).is_some_and(|l| {
-        selector
-            .iter()
-            .all(|(k, v)| l.get(k).and_then(Value::as_str) == Some(v.as_str()))
-    })
+/// in place, as this runs for every workload of the namespace after every change.
+pub(crate) fn selects<'a>(
+    mut selector: impl Iterator<Item = (&'a str, &'a str)>,
+    labels: Option<&Value>,
+) -> bool {
+    labels
+        .and_then(Value::as_object)
+        .is_some_and(|l| selector.all(|(k, v)| l.get(k).and_then(Value::as_str) == Some(v)))
 }
 
 #[cfg(test)]

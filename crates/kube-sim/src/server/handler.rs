@@ -65,17 +65,8 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     ) {
         // Discovery is recorded too (verb `discover`, the path as resource), so benchmarks
         // and tests can count what a client's discovery costs.
-        state.recorder.record(RecordedCall {
-            verb: "discover".to_owned(),
-            resource: parts.uri.path().to_owned(),
-            namespace: None,
-            method: parts.method.to_string(),
-            path_and_query: parts
-                .uri
-                .path_and_query()
-                .map(ToString::to_string)
-                .unwrap_or_default(),
-        });
+        let call = RecordedCall::of(&parts, "discover", parts.uri.path(), None);
+        state.recorder.record(call);
     }
     let resource_path = match route {
         Route::Version => return Ok(json(discovery::version(state.scenario.kubernetes_version))),
@@ -135,17 +126,9 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         Some(sub) => format!("{}/{sub}", rt.plural),
         None => rt.plural.clone(),
     };
-    state.recorder.record(RecordedCall {
-        verb: verb.to_owned(),
-        resource: resource_label.clone(),
-        namespace: resource_path.namespace.clone(),
-        method: parts.method.to_string(),
-        path_and_query: parts
-            .uri
-            .path_and_query()
-            .map(ToString::to_string)
-            .unwrap_or_default(),
-    });
+    let namespace = resource_path.namespace.clone();
+    let call = RecordedCall::of(&parts, verb, &resource_label, namespace);
+    state.recorder.record(call);
     let fault = state
         .faults
         .check(verb, &resource_label, resource_path.namespace.as_deref());

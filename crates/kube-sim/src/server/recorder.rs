@@ -15,6 +15,28 @@ pub struct RecordedCall {
     pub path_and_query: String,
 }
 
+impl RecordedCall {
+    /// The call a request made, with its method and path as sent.
+    pub fn of(
+        parts: &http::request::Parts,
+        verb: &str,
+        resource: &str,
+        namespace: Option<String>,
+    ) -> Self {
+        RecordedCall {
+            verb: verb.to_owned(),
+            resource: resource.to_owned(),
+            namespace,
+            method: parts.method.to_string(),
+            path_and_query: parts
+                .uri
+                .path_and_query()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct RequestRecorder {
     calls: Mutex<Vec<RecordedCall>>,
