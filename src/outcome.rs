@@ -84,6 +84,47 @@ pub struct Outcome {
     pub seconds: f64,
     pub events: Vec<EventLine>,
     pub logs: Option<LogTail>,
+    /// What the apply does (dry run) or did to the live object; `None` when not known
+    /// (`watch`, `check`, or the server could not be asked).
+    pub change: Option<Change>,
+}
+
+/// What applying a manifest changes in the cluster: the plan of a dry run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Change {
+    /// There is no live object: it is created.
+    Created,
+    /// The live object differs from the server's dry-run result in these fields.
+    Changed { fields: Vec<FieldChange> },
+    /// The apply changes nothing this field manager sets.
+    Unchanged,
+    /// In the apply set, no longer in the manifests: deleted by `--prune`.
+    Pruned,
+}
+
+impl Change {
+    /// The plan's word for it, as the report and the check run print it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Change::Created => "created",
+            Change::Changed { .. } => "changed",
+            Change::Unchanged => "unchanged",
+            Change::Pruned => "pruned",
+        }
+    }
+}
+
+/// One field the apply changes. Values are rendered as compact JSON; a Secret's values
+/// are never kept, only `(changed)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldChange {
+    /// The field's path, e.g. `spec.template.spec.containers[name=web].image`.
+    pub path: String,
+    /// `None` when the live object does not set it.
+    pub before: Option<String>,
+    /// `None` when the apply removes it.
+    pub after: Option<String>,
 }
 
 /// What `check` found in the registries, image by distinct image.

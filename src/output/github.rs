@@ -187,6 +187,7 @@ impl Publisher {
                 seconds: (seconds * 10.0).round() / 10.0,
                 events: Vec::new(),
                 logs: None,
+                change: None,
             });
         }
         let mut run = RunOutcome::new(self.dry_run, seconds, outcomes);

@@ -54,6 +54,7 @@ pub fn succeeded(resource: ResourceId, file: &str, line: usize, seconds: f64) ->
         seconds,
         events: vec![],
         logs: None,
+        change: None,
     }
 }
 
@@ -103,6 +104,7 @@ pub fn missing_image() -> Outcome {
             event("Warning", "Failed", 1, &object, "Error: ImagePullBackOff"),
         ],
         logs: None,
+        change: None,
     }
 }
 
@@ -169,6 +171,7 @@ pub fn crash_loop() -> Outcome {
             previous: true,
             lines,
         }),
+        change: None,
     }
 }
 
@@ -209,6 +212,7 @@ pub fn slow_registry() -> Outcome {
             ),
         ],
         logs: None,
+        change: None,
     }
 }
 

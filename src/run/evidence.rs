@@ -128,6 +128,7 @@ pub fn outcome(
         seconds: (seconds * 10.0).round() / 10.0,
         events,
         logs: None,
+        change: None,
     }
 }
 
