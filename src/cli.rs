@@ -9,6 +9,7 @@ const AFTER_HELP: &str = "\
 Examples:
   deploy-action deploy -f k8s/ -n shop                  apply, then watch to a verdict
   deploy-action deploy -f web.yaml,api.yaml --dry-run   server-side dry run, change nothing
+  deploy-action plan -f k8s/ -n shop                    the same, as a plan: what would change
   kustomize build overlays/prod | deploy-action deploy -f - --timeout 10m
   deploy-action watch -f k8s/ -l app=web               judge what is applied (after helm upgrade)
   deploy-action check -f k8s/                          no cluster: validate, look up images
@@ -46,6 +47,11 @@ pub enum Command {
     /// Apply the manifests (server-side apply), then watch every resource to a verdict.
     #[command(after_help = AFTER_HELP)]
     Deploy(DeployArgs),
+    /// Show what a deploy would change, changing nothing: a server-side dry run of every
+    /// manifest compared with the live objects (created, changed field by field,
+    /// unchanged). The same as `deploy --dry-run`.
+    #[command(after_help = AFTER_HELP)]
+    Plan(ClusterArgs),
     /// Apply nothing: judge the resources the manifests name, as they stand in the cluster.
     #[command(after_help = AFTER_HELP)]
     Watch(ClusterArgs),
@@ -175,7 +181,8 @@ pub struct ClusterArgs {
 pub struct DeployArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Validate everything with a server-side dry run; change nothing.
+    /// Validate everything with a server-side dry run and show what would change (see
+    /// `plan`); change nothing.
     #[arg(long)]
     pub dry_run: bool,
 }

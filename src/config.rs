@@ -57,6 +57,7 @@ impl Config {
         let (args, mode): (&ClusterArgs, Mode) = match command {
             Command::Deploy(d) if d.dry_run => (&d.cluster, Mode::DryRun),
             Command::Deploy(d) => (&d.cluster, Mode::Deploy),
+            Command::Plan(p) => (p, Mode::DryRun),
             Command::Watch(w) => (w, Mode::Watch),
             Command::Check(c) => {
                 if c.files.iter().filter(|f| *f == "-").count() > 1 {
@@ -163,6 +164,10 @@ mod tests {
         assert_eq!(c.selector_string().as_deref(), Some("app=web,team=shop"));
         assert_eq!(
             config(&["deploy", "--dry-run", "-f", "-"]).unwrap().mode,
+            Mode::DryRun
+        );
+        assert_eq!(
+            config(&["plan", "-f", "k8s/", "-n", "shop"]).unwrap().mode,
             Mode::DryRun
         );
         let w = config(&["watch", "-f", "a.yaml", "b.yaml"]).unwrap();

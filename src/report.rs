@@ -98,6 +98,11 @@ fn resource(outcome: &Outcome) -> Value {
             json!({ "pod": c.pod, "container": c.container, "image": c.image }),
         );
     }
+    if let Some(change) = &outcome.change {
+        // `{"action": "changed", "fields": [{"path", "before", "after"}]}`; values are
+        // compact JSON text, `(secret)` where hidden, null where absent.
+        map.insert("change".into(), json!(change));
+    }
     map.insert("seconds".into(), json!(round_tenths(outcome.seconds)));
     Value::Object(map)
 }
@@ -126,6 +131,33 @@ mod tests {
         insta::with_settings!({ prepend_module_to_snapshot => false }, {
             insta::assert_json_snapshot!("report_mixed_run", to_json(&fixtures::mixed_run()));
         });
+    }
+
+    #[test]
+    fn a_dry_run_reports_its_plan_per_resource() {
+        let report = to_json(&fixtures::dry_run_plan());
+        insta::with_settings!({ prepend_module_to_snapshot => false }, {
+            insta::assert_json_snapshot!("report_dry_run_plan", report);
+        });
+        let resources = report["resources"].as_array().unwrap();
+        let actions: Vec<&Value> = resources.iter().map(|r| &r["change"]["action"]).collect();
+        assert_eq!(
+            actions,
+            [
+                &json!("changed"),
+                &json!("changed"),
+                &json!("created"),
+                &json!("unchanged"),
+                &Value::Null
+            ]
+        );
+        // Not known: no `change` key at all, rather than a guess.
+        assert!(resources[4].get("change").is_none());
+        assert!(
+            to_json(&fixtures::mixed_run())["resources"][0]
+                .get("change")
+                .is_none()
+        );
     }
 
     #[test]

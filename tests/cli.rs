@@ -4,6 +4,7 @@
 use kube_sim::kubeconfig::write_kubeconfig;
 use kube_sim::scenario::ImageBehaviour;
 use kube_sim::{Scenario, Sim};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
@@ -40,9 +41,14 @@ impl Cluster {
 
     /// Run `deploy` outside GitHub Actions unless `env` says otherwise.
     async fn deploy_with_env(&self, args: &[&str], env: &[(&str, String)]) -> Output {
+        self.invoke("deploy", args, env).await
+    }
+
+    /// Run the subcommand `command` against this cluster, in its directory.
+    async fn invoke(&self, command: &str, args: &[&str], env: &[(&str, String)]) -> Output {
         let kubeconfig = self.path("kubeconfig");
         let mut cmd = tokio::process::Command::new(BIN);
-        cmd.arg("deploy")
+        cmd.arg(command)
             .args(args)
             .arg("--kubeconfig")
             .arg(&kubeconfig)
@@ -1079,4 +1085,177 @@ async fn exited(child: tokio::process::Child) -> Output {
         .await
         .expect("exited in time")
         .expect("exit")
+}
+
+/// kubectl 1.33 when this machine has it (`KUBECTL` overrides): the independent client.
+fn kubectl() -> Option<std::path::PathBuf> {
+    if let Ok(k) = std::env::var("KUBECTL") {
+        return Some(k.into());
+    }
+    let pinned = std::path::PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.33");
+    if pinned.exists() {
+        return Some(pinned);
+    }
+    std::process::Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .ok()
+        .map(|_| "kubectl".into())
+}
+
+/// What `kubectl diff` says would change: `Kind/name` of each object with a diff, whether it
+/// is new, and the lines its diff adds (trimmed).
+fn kubectl_diff(out: &str) -> BTreeMap<String, (bool, Vec<String>)> {
+    let mut objects: BTreeMap<String, (bool, Vec<String>)> = BTreeMap::new();
+    let mut current = None;
+    for line in out.lines() {
+        if let Some(rest) = line.strip_prefix("diff -u -N ") {
+            // `/tmp/LIVE-1/apps.v1.Deployment.default.web /tmp/MERGED-2/...`
+            let file = rest.split(' ').next().unwrap_or_default();
+            let parts: Vec<&str> = file
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .split('.')
+                .collect();
+            let key = format!("{}/{}", parts[parts.len() - 3], parts[parts.len() - 1]);
+            objects.insert(key.clone(), (false, Vec::new()));
+            current = Some(key);
+        } else if let Some(key) = &current {
+            let entry = objects.get_mut(key).unwrap();
+            if line.starts_with("@@ -0,0 ") {
+                entry.0 = true;
+            } else if let Some(added) = line.strip_prefix('+').filter(|_| !line.starts_with("+++"))
+            {
+                entry.1.push(added.trim().to_owned());
+            }
+        }
+    }
+    objects
+}
+
+#[tokio::test]
+async fn plan_agrees_with_kubectl_diff_on_what_changes() {
+    let Some(kubectl) = kubectl() else {
+        #[expect(clippy::print_stderr, reason = "a skipped fidelity test must say so")]
+        {
+            eprintln!("SKIPPED: kubectl not found");
+        }
+        return;
+    };
+    let c = Cluster::start(fast()).await;
+    let settings =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: info\n";
+    let web = |image: &str, replicas: u32| {
+        format!(
+            "{}          env:\n            - {{name: LEVEL, value: info}}\n",
+            crate::support::deployment_of("web", image, replicas, "")
+        )
+    };
+    let first = c.write(
+        "app.yaml",
+        &format!("{settings}---\n{}", web("registry.local/shop/web:1", 1)),
+    );
+    let out = c
+        .deploy(&["-f", &first, "--image-preflight", "off", "--settle", "0"])
+        .await;
+    assert_exit(&out, 0);
+
+    let flags = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flags\ndata:\n  x: \"1\"\n";
+    let second = c.write(
+        "app.yaml",
+        &format!(
+            "{settings}---\n{}---\n{flags}",
+            web("registry.local/shop/web:2", 2)
+        ),
+    );
+    // Async: the cluster answers on this same runtime.
+    let diff = tokio::process::Command::new(&kubectl)
+        .arg("--kubeconfig")
+        .arg(c.path("kubeconfig"))
+        .args([
+            "diff",
+            "--server-side",
+            "--field-manager",
+            "deploy-action",
+            "--force-conflicts",
+            "-f",
+        ])
+        .arg(&second)
+        .output()
+        .await
+        .expect("kubectl runs");
+    // 1: differences found.
+    assert_eq!(diff.status.code(), Some(1), "{}", text(&diff.stderr));
+    let kubectl_says = kubectl_diff(&text(&diff.stdout));
+
+    let before = c.sim.store.current_rv();
+    let report_path = c.path("plan.json");
+    let out = c
+        .invoke(
+            "plan",
+            &[
+                "-f",
+                &second,
+                "--image-preflight",
+                "off",
+                "--report",
+                report_path.to_str().unwrap(),
+            ],
+            &[],
+        )
+        .await;
+    assert_exit(&out, 0);
+    assert_eq!(c.sim.store.current_rv(), before, "plan wrote something");
+    insta::assert_snapshot!("cli_plan_stdout", text(&out.stdout));
+
+    let report = report(&report_path);
+    let mut we_say = BTreeMap::new();
+    for r in report["resources"].as_array().unwrap() {
+        let action = r["change"]["action"].as_str().unwrap();
+        if action == "unchanged" {
+            continue;
+        }
+        let key = format!(
+            "{}/{}",
+            r["kind"].as_str().unwrap(),
+            r["name"].as_str().unwrap()
+        );
+        let added: Vec<String> = r["change"]["fields"]
+            .as_array()
+            .map(|fields| {
+                fields
+                    .iter()
+                    .map(|f| {
+                        let path = f["path"].as_str().unwrap();
+                        let field = path.rsplit('.').next().unwrap();
+                        let value: serde_json::Value =
+                            serde_json::from_str(f["after"].as_str().unwrap()).unwrap();
+                        let value = value
+                            .as_str()
+                            .map(str::to_owned)
+                            .unwrap_or(value.to_string());
+                        format!("{field}: {value}")
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        we_say.insert(key, (action == "created", added));
+    }
+    assert_eq!(
+        we_say.keys().collect::<Vec<_>>(),
+        kubectl_says.keys().collect::<Vec<_>>(),
+        "kubectl diff:\n{}",
+        text(&diff.stdout)
+    );
+    for (key, (created, lines)) in &we_say {
+        let (kubectl_created, kubectl_lines) = &kubectl_says[key];
+        assert_eq!(created, kubectl_created, "{key}");
+        for line in lines {
+            assert!(
+                kubectl_lines.contains(line),
+                "{key}: {line:?} not in {kubectl_lines:?}"
+            );
+        }
+    }
 }

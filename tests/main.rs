@@ -8,6 +8,7 @@ mod corpus;
 mod daemonset;
 mod deploy;
 mod images;
+mod plan;
 mod pods;
 mod services;
 mod states;

@@ -266,11 +266,13 @@ metadata: {{name: shop}}
         assert_eq!(o.verdict, Verdict::Unfinished, "{o:#?}");
         assert_eq!(o.reason, Some(Reason::NotValidated));
         assert!(o.message.contains("namespace \"shop\""), "{}", o.message);
+        // Not checked, yet certain: nothing exists yet in a namespace that does not.
+        assert_eq!(o.change, Some(deploy_action::outcome::Change::Created));
     }
     let summary = deploy_action::render::summary(&run, &deploy_action::render::Style::PLAIN);
     assert!(
         summary.starts_with(
-            "DRY RUN: 3 resources would be applied; server validation passed for 1, 2 not validated by the server"
+            "DRY RUN: 3 resources (3 created) would be applied; server validation passed for 1, 2 not validated by the server"
         ),
         "{summary}"
     );

@@ -1,5 +1,6 @@
 //! Server-side apply of one manifest, with retries on the answers that mean "try again"
-//! (429, 5xx), and waiting for a CRD to be Established.
+//! (429, 5xx), reading the live object a dry run is compared with, and waiting for a CRD
+//! to be Established.
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
@@ -99,6 +100,43 @@ pub async fn apply(
                 });
             }
         }
+    }
+}
+
+/// The live object `name` (`None`: there is none), as `apply` returns objects: to compare
+/// with a dry-run result.
+pub async fn live(
+    client: &kube::Client,
+    ar: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Option<Value>, Rejection> {
+    let api = api_for(client, ar, namespace);
+    let answer = tokio::time::timeout(super::REQUEST_TIMEOUT, api.get_opt(name))
+        .await
+        .map_err(|_| Rejection {
+            code: None,
+            message: format!(
+                "the API server did not answer within {}s",
+                super::REQUEST_TIMEOUT.as_secs()
+            ),
+        })?;
+    match answer {
+        Ok(None) => Ok(None),
+        Ok(Some(obj)) => {
+            let mut v = serde_json::to_value(obj).unwrap_or_default();
+            v["apiVersion"] = Value::String(ar.api_version.clone());
+            v["kind"] = Value::String(ar.kind.clone());
+            Ok(Some(v))
+        }
+        Err(kube::Error::Api(s)) => Err(Rejection {
+            code: Some(s.code),
+            message: s.message,
+        }),
+        Err(e) => Err(Rejection {
+            code: None,
+            message: format!("{e:#}"),
+        }),
     }
 }
 

@@ -34,8 +34,13 @@ pub(super) fn code(text: &str) -> String {
 /// A fenced code block around already sanitized lines, its fence longer than any
 /// backtick run inside so the content cannot end it.
 pub(super) fn fenced(content: &str) -> String {
+    fenced_as("text", content)
+}
+
+/// [`fenced`] with another info string (`diff` for the plan's colours).
+pub(super) fn fenced_as(language: &str, content: &str) -> String {
     let fence = "`".repeat((longest_backtick_run(content) + 1).max(3));
-    format!("{fence}text\n{content}\n{fence}")
+    format!("{fence}{language}\n{content}\n{fence}")
 }
 
 fn longest_backtick_run(text: &str) -> usize {

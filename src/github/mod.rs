@@ -13,6 +13,7 @@ mod markdown;
 mod origins;
 mod outputs;
 mod paths;
+mod plan;
 mod render;
 mod retry;
 mod wire;

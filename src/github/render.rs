@@ -80,13 +80,15 @@ pub fn title(run: &RunOutcome, stage: Stage) -> String {
         format!("{}; {unfinished} unfinished", problems.join("; "))
     } else if !problems.is_empty() {
         problems.join("; ")
-    } else if run.dry_run && unfinished > 0 {
-        format!(
-            "{} validated, {unfinished} not validated by the server",
-            plural(succeeded, "resource")
-        )
     } else if run.dry_run {
-        format!("{} validated", plural(succeeded, "resource"))
+        let mut body = format!("{} validated", plural(succeeded, "resource"));
+        if unfinished > 0 {
+            body.push_str(&format!(", {unfinished} not validated by the server"));
+        }
+        if let Some(plan) = crate::render::plan::counts(run) {
+            body.push_str(&format!("; {plan}"));
+        }
+        body
     } else if succeeded == 0 {
         "no resources to deploy".to_owned()
     } else {
@@ -145,12 +147,10 @@ pub fn summary(run: &RunOutcome, stage: Stage, ctx: &ActionsContext) -> String {
     limits::text(&out)
 }
 
-/// The evidence for each failed or timed-out resource; `None` when there is none.
+/// The evidence for each failed or timed-out resource, then a dry run's plan; `None` when
+/// there is neither.
 pub fn text(run: &RunOutcome, ctx: &ActionsContext) -> Option<String> {
     let problems = problems(run);
-    if problems.is_empty() {
-        return None;
-    }
     let with_ns = spans_namespaces(run);
     let budget = limits::TEXT_MAX - TEXT_RESERVE;
     let mut out = String::new();
@@ -164,6 +164,16 @@ pub fn text(run: &RunOutcome, ctx: &ActionsContext) -> Option<String> {
             break;
         }
         out.push_str(&section);
+    }
+    if let Some(plan) = super::plan::section(run, with_ns, budget.saturating_sub(out.len() + 2)) {
+        if !out.is_empty() {
+            out.truncate(out.trim_end().len());
+            out.push_str("\n\n");
+        }
+        out.push_str(&plan);
+    }
+    if out.is_empty() {
+        return None;
     }
     Some(limits::text(out.trim_end()))
 }
@@ -199,6 +209,14 @@ pub fn redact_run(run: &RunOutcome, secrets: &[String]) -> RunOutcome {
     let mut run = run.clone();
     for outcome in &mut run.outcomes {
         outcome.message = redact(&outcome.message, secrets);
+        if let Some(crate::outcome::Change::Changed { fields }) = &mut outcome.change {
+            for field in fields {
+                for value in [&mut field.before, &mut field.after].into_iter().flatten() {
+                    *value = redact(value, secrets);
+                }
+                field.path = redact(&field.path, secrets);
+            }
+        }
         for event in &mut outcome.events {
             event.message = redact(&event.message, secrets);
             event.reason = redact(&event.reason, secrets);

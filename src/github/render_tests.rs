@@ -464,3 +464,70 @@ fn check_speaks_of_images_and_warns_about_the_ones_it_could_not_confirm() {
         )
     );
 }
+
+#[test]
+fn a_dry_run_puts_its_plan_on_the_pull_request() {
+    let run = fixtures::dry_run_plan();
+    snapshot("github_dry_run_plan", &everything(&run));
+    let ctx = ctx();
+    let summary = step_summary(&run, "deploy (prod/shop)", None, &ctx);
+    assert!(
+        summary.contains("### Plan: 1 created, 2 changed, 1 unchanged, 1 not known"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("```diff\n- spec.replicas: 2\n+ spec.replicas: 3\n"),
+        "{summary}"
+    );
+    assert!(
+        title(&run, Stage::Completed).ends_with("; 1 created, 2 changed, 1 unchanged, 1 not known")
+    );
+}
+
+#[test]
+fn a_plan_too_large_for_the_check_run_is_cut_between_resources() {
+    use crate::outcome::{Change, FieldChange};
+    let mut run = fixtures::dry_run_plan();
+    let template = run.outcomes[0].clone();
+    run.outcomes = (0..400)
+        .map(|i| {
+            let mut o = template.clone();
+            o.resource.name = format!("web-{i}");
+            o.change = Some(Change::Changed {
+                fields: (0..40)
+                    .map(|f| FieldChange {
+                        path: format!("data.key{f}"),
+                        before: Some(format!("\"{}\"", "a".repeat(40))),
+                        after: Some(format!("\"{}\"", "b".repeat(40))),
+                    })
+                    .collect(),
+            });
+            o
+        })
+        .collect();
+    let text = text(&run, &ctx()).unwrap();
+    assert!(text.len() <= limits::TEXT_MAX, "{}", text.len());
+    assert!(text.contains("more resources' plans, listed in the job log."));
+    // Every opened section is closed: the cut falls between resources.
+    assert_eq!(
+        text.matches("<details>").count(),
+        text.matches("</details>").count()
+    );
+}
+
+#[test]
+fn secrets_from_the_manifests_are_masked_in_plan_values() {
+    use crate::outcome::{Change, FieldChange};
+    let mut run = fixtures::dry_run_plan();
+    run.outcomes[0].change = Some(Change::Changed {
+        fields: vec![FieldChange {
+            path: "spec.template.spec.containers[name=web].args[0]".into(),
+            before: Some("\"--password=hunter2-old\"".into()),
+            after: Some("\"--password=hunter2-new\"".into()),
+        }],
+    });
+    let redacted = redact_run(&run, &["hunter2-old".into(), "hunter2-new".into()]);
+    let text = text(&redacted, &ctx()).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(text.contains("--password=***"), "{text}");
+}

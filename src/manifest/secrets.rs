@@ -13,6 +13,13 @@ pub const MIN_SECRET_LEN: usize = 4;
 
 const SECRET_NAME_PARTS: [&str; 5] = ["PASSWORD", "PASSWD", "TOKEN", "KEY", "SECRET"];
 
+/// Whether a name (an env var, a data key) looks like it holds a secret: it contains
+/// PASSWORD, PASSWD, TOKEN, KEY or SECRET in any case.
+pub fn name_looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
+}
+
 /// Every sensitive value in `manifests`, deduplicated, longest first.
 pub fn values(manifests: &[Manifest]) -> Vec<String> {
     let mut out = Vec::new();
@@ -46,8 +53,7 @@ fn env_values(value: &Value, out: &mut Vec<String>) {
             if let Some(env) = map.get("env").and_then(Value::as_array) {
                 for var in env {
                     let name = var.get("name").and_then(Value::as_str).unwrap_or_default();
-                    let upper = name.to_ascii_uppercase();
-                    if SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
+                    if name_looks_secret(name)
                         && let Some(v) = var.get("value").and_then(Value::as_str)
                     {
                         out.push(v.to_owned());

@@ -344,6 +344,76 @@ pub fn dry_run_not_validated() -> RunOutcome {
     RunOutcome::new(true, 0.2, vec![ns, web])
 }
 
+/// A dry run with its plan: an image bump and a scale-up, a rotated password, a new
+/// ConfigMap, a Service left as it is, and a Deployment whose namespace is new.
+pub fn dry_run_plan() -> RunOutcome {
+    use crate::outcome::{Change, FieldChange};
+    let field = |path: &str, before: Option<&str>, after: Option<&str>| FieldChange {
+        path: path.to_owned(),
+        before: before.map(str::to_owned),
+        after: after.map(str::to_owned),
+    };
+    let mut web = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "web"),
+        "k8s/web.yaml",
+        1,
+        0.1,
+    );
+    web.message = "server-side dry run passed".to_owned();
+    web.change = Some(Change::Changed {
+        fields: vec![
+            field("spec.replicas", Some("2"), Some("3")),
+            field(
+                "spec.template.spec.containers[name=web].image",
+                Some("\"ghcr.io/acme/web:1.4.0\""),
+                Some("\"ghcr.io/acme/web:1.5.0\""),
+            ),
+            field(
+                "spec.template.spec.containers[name=web].env[name=FEATURE_X]",
+                None,
+                Some("{\"name\":\"FEATURE_X\",\"value\":\"on\"}"),
+            ),
+        ],
+    });
+    let mut db = succeeded(
+        id("v1", "Secret", Some("shop"), "db"),
+        "k8s/db.yaml",
+        1,
+        0.1,
+    );
+    db.change = Some(Change::Changed {
+        fields: vec![field(
+            "data.password",
+            Some(crate::change::HIDDEN),
+            Some(crate::change::HIDDEN),
+        )],
+    });
+    let mut flags = succeeded(
+        id("v1", "ConfigMap", Some("shop"), "flags"),
+        "k8s/web.yaml",
+        40,
+        0.1,
+    );
+    flags.change = Some(Change::Created);
+    let mut service = succeeded(
+        id("v1", "Service", Some("shop"), "web"),
+        "k8s/web.yaml",
+        52,
+        0.1,
+    );
+    service.change = Some(Change::Unchanged);
+    let mut worker = succeeded(
+        id("apps/v1", "Deployment", Some("jobs"), "worker"),
+        "k8s/worker.yaml",
+        8,
+        0.1,
+    );
+    worker.verdict = Verdict::Unfinished;
+    worker.reason = Some(Reason::NotValidated);
+    worker.message = "its namespace \"jobs\" is created by this deploy, so the server cannot check it before the apply".to_owned();
+    RunOutcome::new(true, 0.4, vec![web, db, flags, service, worker])
+}
+
 /// `check` (no cluster): three distinct images, one missing, one whose registry denied the
 /// runner, one found.
 pub fn check_run() -> RunOutcome {

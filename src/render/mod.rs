@@ -4,6 +4,7 @@
 pub(crate) mod duration;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod plan;
 pub mod progress;
 pub mod redact;
 pub mod sanitize;

@@ -94,7 +94,10 @@ fn run_headline(run: &RunOutcome, style: &Style) -> String {
     }
 
     if run.dry_run && run.result == RunResult::Success {
-        let what = plural(succeeded + unfinished, "resource", "resources");
+        let mut what = plural(succeeded + unfinished, "resource", "resources");
+        if let Some(plan) = super::plan::counts(run) {
+            what.push_str(&format!(" ({plan})"));
+        }
         let label = style.paint_bold(tone, "DRY RUN");
         return if unfinished == 0 {
             format!("{label}: {what} would be applied, server validation passed")
@@ -303,7 +306,14 @@ fn success_list(
             Tone::Dim,
             &format!("({})", duration::seconds(outcome.seconds)),
         );
-        out.push(format!("  {name}{pad}  {time}"));
+        match &outcome.change {
+            // The plan: what the apply changes, under the resource it changes.
+            Some(change) => {
+                out.push(format!("  {name}{pad}  {}", super::plan::label(change)));
+                out.extend(super::plan::terminal_lines(change, "    ", style));
+            }
+            None => out.push(format!("  {name}{pad}  {time}")),
+        }
     }
 }
 
@@ -442,6 +452,18 @@ mod tests {
             "summary_dry_run_passed",
             &plain(&fixtures::dry_run_passed()),
         );
+    }
+
+    #[test]
+    fn a_dry_run_shows_its_plan_under_each_resource() {
+        let text = plain(&fixtures::dry_run_plan());
+        snapshot("summary_dry_run_plan", &text);
+        assert!(!text.contains("hunter"), "{text}");
+        // Colour marks additions green and changes yellow; the plain text has no escapes.
+        let colored = summary(&fixtures::dry_run_plan(), &Style::COLOR);
+        assert!(colored.contains("\u{1b}[32m+"), "{colored:?}");
+        assert!(colored.contains("\u{1b}[33m~"), "{colored:?}");
+        assert!(!text.contains('\u{1b}'));
     }
 
     #[test]

@@ -232,6 +232,7 @@ pub async fn apply_all(
         return Applied::Rejected(refused);
     }
     if dry_run {
+        let mut changes = super::planning::changes(conn, &kinds, manifests, &checked).await;
         let outcomes = steps
             .iter()
             .map(|s| {
@@ -258,7 +259,7 @@ pub async fn apply_all(
                         not_validated_because(m, manifests),
                     )
                 };
-                evidence::outcome(
+                let mut outcome = evidence::outcome(
                     id_of(m),
                     m,
                     verdict,
@@ -267,7 +268,9 @@ pub async fn apply_all(
                     None,
                     secs(),
                     Vec::new(),
-                )
+                );
+                outcome.change = changes.remove(&s.index);
+                outcome
             })
             .collect();
         return Applied::DryRun(outcomes);

@@ -6,6 +6,7 @@ mod applying;
 mod evidence;
 pub mod images;
 mod judging;
+mod planning;
 pub mod scopes;
 
 use crate::cluster::{Connection, Kinds};
