@@ -27,6 +27,11 @@ Annotations read on each resource:
   deploy-action.io/required-rollout    Deployments: full, none, maxUnavailable or 90%
   krane.shopify.io/required-rollout    the same, krane's spelling
   deploy-action.io/settle              stability window for its pods (10s; 0 turns it off)
+  deploy-action.io/skip-endpoint-validation
+                                       Services: `true` skips the endpoint check
+  krane.shopify.io/skip-endpoint-validation  the same, krane's spelling
+  deploy-action.io/predeployed         on a CRD: `false` applies its custom resources last
+  krane.shopify.io/predeployed         the same, krane's spelling
   krane.shopify.io/instance-rollout-conditions
                                        on a CRD: when its custom resources are done";
 

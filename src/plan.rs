@@ -56,16 +56,38 @@ pub struct Step {
     pub dry_run_first: bool,
 }
 
-/// Plan the manifests, in phase order, keeping file order within a phase.
-pub fn plan(manifests: &[Manifest]) -> Vec<Step> {
+/// On a CRD: whether its custom resources are applied with the priority kinds (`true`, the
+/// default) or with the rest (any other value). krane's annotation, same meaning.
+pub const PREDEPLOYED_ANNOTATIONS: [&str; 2] = [
+    "deploy-action.io/predeployed",
+    "krane.shopify.io/predeployed",
+];
+
+/// (group, kind) of the custom resources a CRD sends to the last phase: its
+/// `predeployed` annotation is there and is not `true`.
+pub fn not_predeployed(crd: &serde_json::Value) -> Option<(String, String)> {
+    let annotations = crd.pointer("/metadata/annotations")?.as_object()?;
+    let value = PREDEPLOYED_ANNOTATIONS
+        .iter()
+        .find_map(|a| annotations.get(*a))?
+        .as_str();
+    if value == Some("true") {
+        return None;
+    }
+    Some((
+        crd.pointer("/spec/group")?.as_str()?.to_owned(),
+        crd.pointer("/spec/names/kind")?.as_str()?.to_owned(),
+    ))
+}
+
+/// Plan the manifests, in phase order, keeping file order within a phase. `late` holds
+/// the (group, kind) of custom resources whose CRD says they are not predeployed (see
+/// [`not_predeployed`]; from the cluster's CRDs and the manifests').
+pub fn plan(manifests: &[Manifest], late: &BTreeSet<(String, String)>) -> Vec<Step> {
     let new_kinds: BTreeSet<(String, String)> = manifests
         .iter()
-        .filter(|m| m.kind == "CustomResourceDefinition")
-        .filter_map(|m| {
-            let group = m.object.pointer("/spec/group")?.as_str()?;
-            let kind = m.object.pointer("/spec/names/kind")?.as_str()?;
-            Some((group.to_owned(), kind.to_owned()))
-        })
+        .filter_map(Manifest::defines)
+        .map(|(group, kind)| (group.to_owned(), kind.to_owned()))
         .collect();
     let new_namespaces: BTreeSet<&str> = manifests
         .iter()
@@ -77,12 +99,14 @@ pub fn plan(manifests: &[Manifest]) -> Vec<Step> {
         .enumerate()
         .map(|(index, m)| {
             let group = m.group();
-            let custom_new = new_kinds.contains(&(group.to_owned(), m.kind.clone()));
+            let custom_kind = (group.to_owned(), m.kind.clone());
+            let custom_new = new_kinds.contains(&custom_kind);
+            let predeployed = !late.contains(&custom_kind);
             let phase = match m.kind.as_str() {
                 "CustomResourceDefinition" if group == "apiextensions.k8s.io" => Phase::Crds,
                 "Namespace" if group.is_empty() => Phase::Namespaces,
                 k if PRIORITY_KINDS.contains(&k) => Phase::Priority,
-                _ if !is_builtin_group(group) && !custom_new => Phase::Priority,
+                _ if !is_builtin_group(group) && !custom_new && predeployed => Phase::Priority,
                 _ => Phase::Rest,
             };
             let in_new_namespace = m
@@ -144,7 +168,7 @@ metadata: {name: web, namespace: default}
     #[test]
     fn orders_crds_namespaces_priority_then_the_rest() {
         let manifests = load_str("stream.yaml", STREAM).unwrap();
-        let order: Vec<(&str, Phase, bool)> = plan(&manifests)
+        let order: Vec<(&str, Phase, bool)> = plan(&manifests, &BTreeSet::new())
             .iter()
             .map(|s| (manifests[s.index].kind.as_str(), s.phase, s.dry_run_first))
             .collect();
@@ -159,5 +183,30 @@ metadata: {name: web, namespace: default}
                 ("Widget", Phase::Rest, false),
             ]
         );
+    }
+
+    #[test]
+    fn custom_resources_of_a_crd_that_is_not_predeployed_go_last() {
+        let manifests = load_str("stream.yaml", STREAM).unwrap();
+        let crd = serde_json::json!({
+            "metadata": {"annotations": {"krane.shopify.io/predeployed": "false"}},
+            "spec": {"group": "monitoring.coreos.com", "names": {"kind": "ServiceMonitor"}},
+        });
+        let late: BTreeSet<_> = not_predeployed(&crd).into_iter().collect();
+        let phase_of = |kind: &str| {
+            plan(&manifests, &late)
+                .into_iter()
+                .find(|s| manifests[s.index].kind == kind)
+                .map(|s| s.phase)
+        };
+        assert_eq!(phase_of("ServiceMonitor"), Some(Phase::Rest));
+
+        let mut predeployed = crd.clone();
+        predeployed["metadata"]["annotations"] =
+            serde_json::json!({"deploy-action.io/predeployed": "true"});
+        assert_eq!(not_predeployed(&predeployed), None);
+        let mut plain = crd;
+        plain["metadata"] = serde_json::json!({});
+        assert_eq!(not_predeployed(&plain), None);
     }
 }

@@ -51,6 +51,18 @@ pub async fn run_with(
     yaml: &str,
     config: Config,
 ) -> Result<RunOutcome, RunError> {
+    run_recorded(sim, file, yaml, config)
+        .await
+        .map(|(run, _)| run)
+}
+
+/// [`run_with`], with what the run told its observer (phases, applies, verdicts).
+pub async fn run_recorded(
+    sim: &Sim,
+    file: &str,
+    yaml: &str,
+    config: Config,
+) -> Result<(RunOutcome, Recorder), RunError> {
     let manifests = load_str(file, yaml).map_err(RunError::Load)?;
     let conn = Connection {
         client: sim.client(),
@@ -60,7 +72,8 @@ pub async fn run_with(
     };
     let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();
-    run::run(&conn, &config, manifests, &access, &mut recorder).await
+    let run = run::run(&conn, &config, manifests, &access, &mut recorder).await?;
+    Ok((run, recorder))
 }
 
 /// The outcome for `kind/name`.

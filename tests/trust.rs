@@ -306,6 +306,70 @@ spec: {size: 3}
     assert!(sim.get("acme.io/v1", "Widget", "default", "blue").is_some());
 }
 
+/// The phase each resource was applied in, by name.
+fn applied_in(recorder: &deploy_action::observe::Recorder) -> Vec<(String, &'static str)> {
+    use deploy_action::observe::RunEvent;
+    let mut phase = "";
+    let mut out = Vec::new();
+    for (_, event) in &recorder.events {
+        match event {
+            RunEvent::Phase(p) => phase = p,
+            RunEvent::Applied { id, .. } => out.push((id.name.clone(), phase)),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crd_that_says_not_predeployed_has_its_resources_applied_with_the_rest() {
+    let sim = Sim::start(Scenario::default());
+    let crd = |predeployed: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.acme.io
+  annotations: {{krane.shopify.io/predeployed: \"{predeployed}\"}}
+spec:
+  group: acme.io
+  scope: Namespaced
+  names: {{plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+"
+        )
+    };
+    let widget = "apiVersion: acme.io/v1\nkind: Widget\nmetadata: {name: blue}\nspec: {size: 3}\n";
+    let mut config = crate::support::config(Mode::Deploy, MINUTES_5);
+    for (predeployed, phase) in [
+        ("true", "configuration and policy"),
+        ("false", "workloads and the rest"),
+    ] {
+        // The CRD is in the cluster already; only the Widget is deployed.
+        let installed = run_yaml(&sim, "crd.yaml", &crd(predeployed), Mode::Deploy, MINUTES_5)
+            .await
+            .unwrap();
+        assert_eq!(installed.result, RunResult::Success, "{installed:#?}");
+        // Served some time after it is Established, as an API server does.
+        sim.settle(Duration::from_secs(10)).await;
+        config.files = vec!["widget.yaml".into()];
+        let (run, recorder) =
+            crate::support::run_recorded(&sim, "widget.yaml", widget, config.clone())
+                .await
+                .unwrap();
+        assert_eq!(run.result, RunResult::Success, "{run:#?}");
+        assert_eq!(
+            applied_in(&recorder),
+            [("blue".to_owned(), phase)],
+            "predeployed: {predeployed}"
+        );
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn lists_that_fail_forever_time_out_naming_the_api_error_and_how_often() {
     let failing_pods = Fault {

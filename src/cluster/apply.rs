@@ -140,6 +140,21 @@ pub async fn live(
     }
 }
 
+/// The cluster's CRDs, as JSON, to read their annotations; none when they cannot be
+/// listed (then every custom resource keeps the default phase).
+pub async fn crds(client: &kube::Client) -> Vec<Value> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    match tokio::time::timeout(super::REQUEST_TIMEOUT, api.list(&Default::default())).await {
+        Ok(Ok(list)) => list
+            .items
+            .into_iter()
+            .filter_map(|crd| serde_json::to_value(crd).ok())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Wait until a CRD is Established (or `timeout` passes).
 pub async fn wait_established(client: &kube::Client, name: &str, timeout: Duration) -> bool {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

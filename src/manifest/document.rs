@@ -48,6 +48,17 @@ impl Manifest {
         format!("{}/{}", self.kind, self.name)
     }
 
+    /// For a CustomResourceDefinition: the (group, kind) of the resources it defines.
+    pub fn defines(&self) -> Option<(&str, &str)> {
+        if self.kind != "CustomResourceDefinition" || self.group() != "apiextensions.k8s.io" {
+            return None;
+        }
+        Some((
+            self.object.pointer("/spec/group")?.as_str()?,
+            self.object.pointer("/spec/names/kind")?.as_str()?,
+        ))
+    }
+
     /// The API group (`""` for the core group).
     pub fn group(&self) -> &str {
         self.api_version

@@ -20,6 +20,11 @@ const ROLLOUT_ANNOTATIONS: [&str; 2] = [
     "krane.shopify.io/required-rollout",
 ];
 
+const BOOLEAN_ANNOTATIONS: [&str; 2] = [
+    "deploy-action.io/skip-endpoint-validation",
+    "krane.shopify.io/skip-endpoint-validation",
+];
+
 /// All static problems of the manifests, in manifest order.
 pub fn validate(manifests: &[Manifest]) -> Vec<Problem> {
     let mut problems = Vec::new();
@@ -134,6 +139,16 @@ fn check_annotations(m: &Manifest, problems: &mut Vec<Problem>) {
                     format!("invalid duration {value:?} in annotation {key}"),
                 )
                 .with_hint("use a positive duration like 90s, 5m, 1h30m, or plain seconds like 30"),
+            );
+        }
+        if BOOLEAN_ANNOTATIONS.contains(&key.as_str()) && !matches!(value, "true" | "false") {
+            problems.push(
+                at(
+                    m,
+                    &pointer,
+                    format!("invalid value {value:?} in annotation {key}"),
+                )
+                .with_hint("use \"true\" or \"false\""),
             );
         }
         if ROLLOUT_ANNOTATIONS.contains(&key.as_str()) && !valid_required_rollout(value) {

@@ -87,16 +87,7 @@ fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
 
 /// (apiVersion, kind) of the custom resources whose CRD this deploy creates.
 fn new_kinds(manifests: &[Manifest]) -> Vec<(String, String)> {
-    let crds: Vec<(&str, &str)> = manifests
-        .iter()
-        .filter(|m| m.kind == "CustomResourceDefinition")
-        .filter_map(|m| {
-            Some((
-                m.object.pointer("/spec/group")?.as_str()?,
-                m.object.pointer("/spec/names/kind")?.as_str()?,
-            ))
-        })
-        .collect();
+    let crds: Vec<(&str, &str)> = manifests.iter().filter_map(Manifest::defines).collect();
     manifests
         .iter()
         .filter(|m| crds.contains(&(m.group(), m.kind.as_str())))
@@ -139,11 +130,9 @@ async fn discover_new_kinds(
 /// Why the server could not dry-run `m` before anything was applied: the API server can
 /// only validate against what exists, and its CRD or namespace is created by this deploy.
 fn not_validated_because(m: &Manifest, manifests: &[Manifest]) -> String {
-    let crd_is_new = manifests.iter().any(|c| {
-        c.kind == "CustomResourceDefinition"
-            && c.object.pointer("/spec/group").and_then(Value::as_str) == Some(m.group())
-            && c.object.pointer("/spec/names/kind").and_then(Value::as_str) == Some(&m.kind)
-    });
+    let crd_is_new = manifests
+        .iter()
+        .any(|c| c.defines() == Some((m.group(), m.kind.as_str())));
     let why = match (&m.namespace, crd_is_new) {
         (_, true) => format!(
             "its CustomResourceDefinition ({} in {}) is created by this deploy",
@@ -167,6 +156,34 @@ fn server_apply_time(obj: &Value) -> Option<jiff::Timestamp> {
         .as_str()?
         .parse()
         .ok()
+}
+
+/// The custom resource kinds whose CRD (in the manifests, else in the cluster) says they
+/// are not predeployed. The cluster's CRDs are read only when a custom resource's CRD is
+/// not among the manifests.
+async fn not_predeployed(
+    conn: &Connection,
+    manifests: &[Manifest],
+) -> std::collections::BTreeSet<(String, String)> {
+    let mut late: std::collections::BTreeSet<_> = manifests
+        .iter()
+        .filter(|m| m.defines().is_some())
+        .filter_map(|m| plan::not_predeployed(&m.object))
+        .collect();
+    let declared: Vec<(&str, &str)> = manifests.iter().filter_map(Manifest::defines).collect();
+    let foreign = manifests.iter().any(|m| {
+        !crate::rules::custom::is_builtin_group(m.group())
+            && !declared.contains(&(m.group(), m.kind.as_str()))
+    });
+    if foreign {
+        late.extend(
+            apply::crds(&conn.client)
+                .await
+                .iter()
+                .filter_map(plan::not_predeployed),
+        );
+    }
+    late
 }
 
 async fn apply_steps(
@@ -214,7 +231,7 @@ pub async fn apply_all(
     start: Instant,
     observer: &mut dyn Observer,
 ) -> Applied {
-    let steps = plan::plan(manifests);
+    let steps = plan::plan(manifests, &not_predeployed(conn, manifests).await);
     observer.event(start.elapsed(), RunEvent::Validating);
     let checkable: Vec<&Step> = steps.iter().filter(|s| s.dry_run_first).collect();
     let mut checked = apply_steps(conn, &kinds, manifests, &checkable, true).await;

@@ -57,14 +57,8 @@ fn created_with_their_home(
         .map(|i| manifests[i].name.as_str())
         .collect();
     let kinds: Vec<(&str, &str)> = (0..manifests.len())
-        .filter(|i| created(i) && manifests[*i].kind == "CustomResourceDefinition")
-        .filter_map(|i| {
-            let crd = &manifests[i].object;
-            Some((
-                crd.pointer("/spec/group")?.as_str()?,
-                crd.pointer("/spec/names/kind")?.as_str()?,
-            ))
-        })
+        .filter(|i| created(i))
+        .filter_map(|i| manifests[i].defines())
         .collect();
     for (i, m) in manifests.iter().enumerate() {
         if checked.iter().any(|(c, _)| *c == i) {

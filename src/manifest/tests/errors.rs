@@ -188,6 +188,22 @@ fn valid_annotations_pass() {
         let messages: Vec<&str> = found.iter().map(|p| p.message.as_str()).collect();
         assert_eq!(messages, vec![message], "{timeout} / {rollout}");
     }
+    let service = |value: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  annotations:\n    \
+             krane.shopify.io/skip-endpoint-validation: {value:?}\nspec: {{ports: [{{port: 80}}]}}\n"
+        )
+    };
+    assert!(load_str("svc.yaml", &service("true")).is_ok());
+    let found = problems(load_str("svc.yaml", &service("yes")));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].line, found[0].message.as_str()),
+        (
+            Some(6),
+            "invalid value \"yes\" in annotation krane.shopify.io/skip-endpoint-validation"
+        )
+    );
 }
 
 #[test]

@@ -18,6 +18,12 @@ pub(crate) const WORKLOAD_KINDS: [(&str, &str); 3] = [
     ("apps", "StatefulSet"),
     ("apps", "ReplicaSet"),
 ];
+/// On a Service: `"true"` skips the endpoint check (krane's annotation, same meaning), so
+/// it succeeds once it exists (a LoadBalancer still waits for its address).
+pub const SKIP_ENDPOINTS_ANNOTATIONS: [&str; 2] = [
+    "deploy-action.io/skip-endpoint-validation",
+    "krane.shopify.io/skip-endpoint-validation",
+];
 /// How many endpoint names a waiting message lists.
 const NAMES_SHOWN: usize = 3;
 
@@ -33,7 +39,13 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         let target = spec.external_name.as_deref().unwrap_or_default();
         return Assessment::succeeded(format!("ExternalName service for {target}"));
     }
+    let skip = svc.metadata.annotations.as_ref().is_some_and(|a| {
+        SKIP_ENDPOINTS_ANNOTATIONS
+            .iter()
+            .any(|k| a.get(*k).is_some_and(|v| v == "true"))
+    });
     let selection = match spec.selector.as_ref().filter(|s| !s.is_empty()) {
+        _ if skip => "endpoints not checked (skip-endpoint-validation)".to_owned(),
         None => "no selector (endpoints managed elsewhere)".to_owned(),
         Some(selector) => match selected(selector, name, ns, snapshot) {
             Ok(found) => found,
@@ -230,6 +242,49 @@ mod tests {
         assert_eq!(
             matches!(got, Assessment::Succeeded { .. }),
             expected.0.is_none()
+        );
+    }
+
+    #[test]
+    fn skip_endpoint_validation_needs_no_endpoints_but_a_load_balancer_still_needs_its_address() {
+        let skipping = |spec: Value, status: Value, key: &str, value: &str| {
+            merged(
+                service(spec, status),
+                json!({"metadata": {"annotations": {key: value}}}),
+            )
+        };
+        case(
+            vec![skipping(
+                json!({}),
+                json!({}),
+                SKIP_ENDPOINTS_ANNOTATIONS[1],
+                "true",
+            )],
+            (None, "endpoints not checked (skip-endpoint-validation)"),
+        );
+        case(
+            vec![skipping(
+                json!({}),
+                json!({}),
+                SKIP_ENDPOINTS_ANNOTATIONS[0],
+                "false",
+            )],
+            (
+                Some(Reason::NotReady),
+                "no EndpointSlice for selector app=web yet",
+            ),
+        );
+        case(
+            vec![skipping(
+                json!({"type": "LoadBalancer"}),
+                json!({}),
+                SKIP_ENDPOINTS_ANNOTATIONS[0],
+                "true",
+            )],
+            (
+                Some(Reason::NotReady),
+                "endpoints not checked (skip-endpoint-validation); waiting for a load balancer address",
+            ),
         );
     }
 
