@@ -105,6 +105,30 @@ async fn a_successful_deploy_sets_outputs_and_the_job_summary_and_exits_0() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_plan_puts_what_would_change_in_the_job_summary_and_changes_nothing() {
+    let (sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    let (_runner, run) =
+        run_action(runner, deploy_inputs(&kubeconfig, &[("command", "plan")])).await;
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert!(
+        sim.get("apps/v1", "Deployment", "default", "web").is_none(),
+        "plan applied"
+    );
+    assert!(
+        run.summary.contains("### Plan: 1 created"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains("- `Deployment/web`: created"),
+        "{}",
+        run.summary
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_image_fails_with_exit_1_and_an_error_at_its_image_line() {
     let (_sim, kubeconfig) = cluster().await;
     let runner = Runner::new(&repo_root());
