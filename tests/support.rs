@@ -52,15 +52,20 @@ pub async fn run_with(
     config: Config,
 ) -> Result<RunOutcome, RunError> {
     let manifests = load_str(file, yaml).map_err(RunError::Load)?;
-    let conn = Connection {
+    let conn = connection(sim);
+    let access = RegistryAccess::new(None, &manifests)?;
+    let mut recorder = Recorder::default();
+    run::run(&conn, &config, manifests, &access, &mut recorder).await
+}
+
+/// An in-process connection to `sim`, in namespace `default`.
+pub fn connection(sim: &Sim) -> Connection {
+    Connection {
         client: sim.client(),
         default_namespace: "default".into(),
         context: None,
         server: "http://kube-sim".into(),
-    };
-    let access = RegistryAccess::new(None, &manifests)?;
-    let mut recorder = Recorder::default();
-    run::run(&conn, &config, manifests, &access, &mut recorder).await
+    }
 }
 
 /// The outcome for `kind/name`.
