@@ -290,13 +290,20 @@ async fn a_run_whose_image_is_missing_fails_fast() {
 
 #[tokio::test(start_paused = true)]
 async fn a_run_still_going_at_the_timeout_times_out() {
-    let sim = Sim::start(Scenario::default());
-    let (run, _) = run_task(&sim, TASK, Duration::from_secs(90)).await;
+    let waits = ImageBehaviour {
+        logs: vec!["waiting for the database".into()],
+        ..ImageBehaviour::default()
+    };
+    let sim = Sim::start(task_scenario(waits));
+    let (run, lines) = run_task(&sim, TASK, Duration::from_secs(90)).await;
     let run = run.unwrap();
     assert_eq!(run.result, RunResult::TimedOut, "{:#?}", run.outcomes);
     assert_eq!(run.result.exit_code(), 70);
     let pod = &run.outcomes[0];
     assert_eq!(pod.verdict, Verdict::TimedOut);
+    // What it wrote before the timeout is in the report, as it was streamed.
+    assert_eq!(lines, ["waiting for the database"]);
+    assert_eq!(pod.logs.as_ref().unwrap().lines, lines);
 }
 
 /// kubectl 1.33 on PATH, or `None` (the test says it was skipped).
@@ -414,4 +421,57 @@ async fn kubectl_sees_the_restart_as_its_own() {
         "a restart is a revision: {}",
         String::from_utf8_lossy(&history.stdout)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_streams_run_logs_fenced_from_the_runner_and_reports_them() {
+    let mut done = ImageBehaviour::crashing(1, false, Duration::from_millis(500), &[]);
+    done.exit.as_mut().unwrap().code = 0;
+    done.logs = vec!["::error::not a workflow command".into(), "done".into()];
+    let mut sim = Sim::start(
+        Scenario::builder()
+            .default_image(ImageBehaviour::pulls_in(Duration::from_millis(100)))
+            .image("registry.local/shop/task:1", done)
+            .build(),
+    );
+    let addr = sim.serve("127.0.0.1:0").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    kube_sim::kubeconfig::write_kubeconfig(&kubeconfig, addr, "default").unwrap();
+    std::fs::write(dir.path().join("task.yaml"), TASK).unwrap();
+    let report = dir.path().join("report.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_deploy-action"))
+        .args(["run", "--template", "task.yaml", "--image-preflight", "off"])
+        .arg("--report")
+        .arg(&report)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--command", "rake", "db:migrate"])
+        .current_dir(dir.path())
+        .env("GITHUB_ACTIONS", "true")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = |text: &str| lines.iter().position(|l| *l == text);
+    let stop = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("::stop-commands::"))
+        .unwrap_or_else(|| panic!("no ::stop-commands:: in\n{stderr}"));
+    let (fence, log, resume) = (
+        at(&format!("::stop-commands::{stop}")),
+        at("::error::not a workflow command"),
+        at(&format!("::{stop}::")),
+    );
+    assert!(fence < log && log < resume, "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["result"], "success");
+    assert_eq!(report["resources"][0]["kind"], "Pod");
+    assert_eq!(report["resources"][0]["file"], "task.yaml");
 }

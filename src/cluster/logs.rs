@@ -59,13 +59,13 @@ fn has_started(pod: Option<&Pod>, container: &str) -> bool {
 
 /// Follow the log of `container` in `pod` (`follow=true`): wait, on a watch, until the
 /// container has started, then hand over each line as the API server sends it, until it
-/// ends the stream (the container exited). Returns the last [`TAIL_LINES`] lines, or why it could not.
+/// ends the stream (the container exited); or why it could not.
 pub async fn follow(
     pods: &Api<Pod>,
     pod: &str,
     container: &str,
     mut on_line: impl FnMut(String),
-) -> Result<Vec<String>, String> {
+) -> Result<(), String> {
     use futures::{AsyncBufReadExt, TryStreamExt};
     let started = |p: Option<&Pod>| has_started(p, container);
     kube::runtime::wait::await_condition(pods.clone(), pod, started)
@@ -84,13 +84,8 @@ pub async fn follow(
             other => other.to_string(),
         })?;
     let mut lines = stream.lines();
-    let mut seen = std::collections::VecDeque::new();
     while let Some(line) = lines.try_next().await.map_err(|e| e.to_string())? {
-        if seen.len() == TAIL_LINES as usize {
-            seen.pop_front();
-        }
-        seen.push_back(line.clone());
         on_line(line);
     }
-    Ok(seen.into())
+    Ok(())
 }

@@ -343,11 +343,12 @@ pub async fn run(
     tokio::pin!(judged);
     tokio::pin!(follow);
     let mut outcome: Option<RunOutcome> = None;
-    let mut tail: Option<Result<Vec<String>, String>> = None;
+    let mut followed: Option<Result<(), String>> = None;
     let mut grace = None;
+    let mut streamed = Streamed::default();
     loop {
         tokio::select! {
-            Some((at, event)) = rx.recv() => observer.event(at, event),
+            Some((at, event)) = rx.recv() => streamed.pass(observer, at, event),
             o = &mut judged, if outcome.is_none() => {
                 // A pod that ended has ended its log stream too; one still running (or never
                 // started) is not waited for.
@@ -357,31 +358,46 @@ pub async fn run(
                 grace = Some(Instant::now() + if ended { LOG_GRACE } else { Duration::ZERO });
                 outcome = Some(o);
             }
-            t = &mut follow, if tail.is_none() => tail = Some(t),
-            () = sleep_until(grace), if tail.is_none() => tail = Some(Ok(Vec::new())),
+            f = &mut follow, if followed.is_none() => followed = Some(f),
+            () = sleep_until(grace), if followed.is_none() => followed = Some(Ok(())),
         }
-        if outcome.is_some() && tail.is_some() {
+        if outcome.is_some() && followed.is_some() {
             break;
         }
     }
     while let Ok((at, event)) = rx.try_recv() {
-        observer.event(at, event);
+        streamed.pass(observer, at, event);
     }
     let mut outcome = outcome.unwrap_or_else(|| RunOutcome::new(false, 0.0, Vec::new()));
-    let lines = match tail.unwrap_or(Ok(Vec::new())) {
-        Ok(lines) => lines,
-        Err(message) => {
-            observer.event(
-                start.elapsed(),
-                RunEvent::Warning(format!("could not stream the logs of pod {pod}: {message}")),
-            );
-            Vec::new()
-        }
-    };
+    if let Some(Err(message)) = followed {
+        observer.event(
+            start.elapsed(),
+            RunEvent::Warning(format!("could not stream the logs of pod {pod}: {message}")),
+        );
+    }
+    let lines: Vec<String> = streamed.tail.into();
     for o in &mut outcome.outcomes {
         attach_logs(o, &pod, &container, lines.clone(), &namespace, conn).await;
     }
     Ok(outcome)
+}
+
+/// The last log lines streamed, kept while events pass to the observer.
+#[derive(Default)]
+struct Streamed {
+    tail: std::collections::VecDeque<String>,
+}
+
+impl Streamed {
+    fn pass(&mut self, observer: &mut dyn Observer, at: Duration, event: RunEvent) {
+        if let RunEvent::Log { line, .. } = &event {
+            if self.tail.len() == logs::TAIL_LINES as usize {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(line.clone());
+        }
+        observer.event(at, event);
+    }
 }
 
 async fn sleep_until(at: Option<Instant>) {
