@@ -77,6 +77,53 @@ async fn a_restart_rolls_out_new_pods_and_succeeds() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_statefulset_restart_replaces_its_pods_and_succeeds() {
+    let sim = Sim::start(Scenario::default());
+    let yaml = "apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 2
+  serviceName: db
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+        - name: db
+          image: registry.local/shop/db:1
+";
+    let run = run_yaml(&sim, "db.yaml", yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    let revision = |sim: &Sim| {
+        let s = sim.get("apps/v1", "StatefulSet", "default", "db").unwrap();
+        s["status"]["updateRevision"].as_str().map(str::to_owned)
+    };
+    let before = revision(&sim);
+    let mut config = config(Mode::Restart, MINUTES_5);
+    config.settle = Duration::from_secs(10);
+    let request = restart::Request {
+        workload: Workload::StatefulSet,
+        names: vec!["db".into()],
+    };
+    let access = RegistryAccess::new(None, &[]).unwrap();
+    let mut recorder = Recorder::default();
+    let run = restart::restart(&connection(&sim), &config, &request, &access, &mut recorder)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    assert_ne!(revision(&sim), before, "a restart is a new revision");
+    let s = sim.get("apps/v1", "StatefulSet", "default", "db").unwrap();
+    assert!(s["spec"]["template"]["metadata"]["annotations"][RESTARTED_AT].is_string());
+    assert_eq!(s["status"]["updatedReplicas"], 2, "{}", s["status"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_restart_whose_new_pods_crash_fails_as_a_deploy_would() {
     // The image under the same tag crashes for containers started from 10 minutes on.
     let crashing = ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"])
