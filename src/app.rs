@@ -2,9 +2,9 @@
 //! map the outcome to an exit code. Errors become one message with context; nothing here
 //! decides verdicts.
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::cluster::connect;
-use crate::config::Config;
+use crate::config::{Config, Mode};
 use crate::outcome::RunOutcome;
 use crate::output::{Published, Publisher, Terminal, TerminalMode};
 use crate::render::{self, Style};
@@ -56,9 +56,22 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     } else {
         None
     };
-    let manifests = match run::load(&config, stdin.as_deref()) {
+    let mut work = match Work::of(&cli.command) {
+        Ok(w) => w,
+        Err(e) => return Ok(invalid(&e, config.mode)),
+    };
+    // `restart` reads what it restarts from the cluster.
+    let loaded = match config.mode {
+        Mode::Restart => Ok(Vec::new()),
+        _ => run::load(&config, stdin.as_deref()),
+    };
+    let manifests = match loaded {
         Ok(m) => m,
-        Err(e) => return Ok(invalid(&e)),
+        Err(e) => return Ok(invalid(&e, config.mode)),
+    };
+    let manifests = match work.prepare(manifests) {
+        Ok(m) => m,
+        Err(e) => return Ok(invalid(&e, config.mode)),
     };
     let config_credentials = match &config.registry_config {
         Some(path) => {
@@ -113,7 +126,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
             Ok(outcome) => finish(&config, outcome, publisher, false, &style, &secrets).await,
             Err(e) => {
                 abandon(publisher).await;
-                Ok(invalid(&e))
+                Ok(invalid(&e, config.mode))
             }
         };
     }
@@ -125,7 +138,12 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     .await?;
     let name = config.github.check_name.clone().unwrap_or_else(|| {
         let context = conn.context.as_deref().unwrap_or("cluster");
-        format!("deploy ({context}/{})", conn.default_namespace)
+        let word = match config.mode {
+            Mode::Restart => "restart",
+            Mode::Run => "run",
+            _ => "deploy",
+        };
+        format!("{word} ({context}/{})", conn.default_namespace)
     });
     let (publisher, early) =
         start_publisher_listening(&config, name, &secrets, &mut interrupts).await;
@@ -143,7 +161,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     }
     let mut tee = publisher.observer(&mut terminal);
     let result = tokio::select! {
-        r = run::run(&conn, &config, manifests, &access, &mut tee) => Ok(r),
+        r = work.run(&conn, &config, manifests, &access, &mut tee) => Ok(r),
         signal = interrupts.next() => Err(signal),
     };
     drop(tee);
@@ -156,7 +174,9 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
                 RunError::Invalid(_)
                 | RunError::Load(_)
                 | RunError::Config(_)
-                | RunError::Unconfirmed(_) => Ok(invalid(&e)),
+                | RunError::Unconfirmed(_)
+                | RunError::Restart(_)
+                | RunError::PodRun(_) => Ok(invalid(&e, config.mode)),
                 e => Err(e.into()),
             }
         }
@@ -334,11 +354,69 @@ async fn finish(
     Ok(outcome.result.exit_code())
 }
 
-fn invalid(e: &RunError) -> u8 {
+fn invalid(e: &RunError, mode: Mode) -> u8 {
+    let nothing = match mode {
+        Mode::Restart => "nothing was restarted",
+        Mode::Run => "no pod was started",
+        _ => "nothing was applied",
+    };
     #[expect(clippy::print_stderr, reason = "the edge reports errors")]
     {
         eprintln!("{e}");
-        eprintln!("nothing was applied");
+        eprintln!("{nothing}");
     }
     EXIT_INVALID_INPUT
+}
+
+/// What the command does once connected: deploy or watch manifests, restart workloads, or
+/// run a pod.
+enum Work {
+    Manifests,
+    Restart(run::restart::Request),
+    Run(run::pod_run::Request, Option<Box<run::pod_run::Prepared>>),
+}
+
+impl Work {
+    /// The command's own arguments, checked before any I/O.
+    fn of(command: &Command) -> Result<Work, RunError> {
+        Ok(match command {
+            Command::Restart(args) => Work::Restart(run::restart::Request::from_args(args)?),
+            Command::Run(args) => Work::Run(run::pod_run::Request::from_args(args)?, None),
+            _ => Work::Manifests,
+        })
+    }
+
+    /// `run`: the template becomes the pod to start (the manifests are then that pod).
+    fn prepare(
+        &mut self,
+        manifests: Vec<crate::manifest::Manifest>,
+    ) -> Result<Vec<crate::manifest::Manifest>, RunError> {
+        let Work::Run(request, prepared) = self else {
+            return Ok(manifests);
+        };
+        let pod = run::pod_run::prepare(&manifests, request)?;
+        let manifests = vec![pod.manifest.clone()];
+        *prepared = Some(Box::new(pod));
+        Ok(manifests)
+    }
+
+    async fn run(
+        self,
+        conn: &connect::Connection,
+        config: &Config,
+        manifests: Vec<crate::manifest::Manifest>,
+        access: &run::RegistryAccess,
+        observer: &mut dyn crate::observe::Observer,
+    ) -> Result<RunOutcome, RunError> {
+        match self {
+            Work::Manifests => run::run(conn, config, manifests, access, observer).await,
+            Work::Restart(request) => {
+                run::restart::restart(conn, config, &request, access, observer).await
+            }
+            Work::Run(_, Some(pod)) => {
+                run::pod_run::run(conn, config, *pod, access, observer).await
+            }
+            Work::Run(_, None) => run::run(conn, config, manifests, access, observer).await,
+        }
+    }
 }

@@ -13,6 +13,9 @@ Examples:
   kustomize build overlays/prod | deploy-action deploy -f - --timeout 10m
   deploy-action watch -f k8s/ -l app=web               judge what is applied (after helm upgrade)
   deploy-action check -f k8s/                          no cluster: validate, look up images
+  deploy-action restart deployment web api -n shop     rollout restart, then watch to a verdict
+  deploy-action run --template task.yaml --command rake db:migrate
+                                                       start a pod, stream its logs, judge it
 
 Exit codes:
   0   every resource succeeded
@@ -64,7 +67,51 @@ pub enum Command {
     /// (for PR checks, including fork PRs without cluster credentials).
     #[command(after_help = AFTER_HELP)]
     Check(CheckArgs),
+    /// Rollout restart Deployments, StatefulSets or DaemonSets as `kubectl rollout restart`
+    /// does (the pod template's `kubectl.kubernetes.io/restartedAt` annotation), then watch
+    /// each to a verdict as a deploy would.
+    #[command(after_help = RESTART_HELP)]
+    Restart(RestartArgs),
+    /// Start a one-off Pod from a template (krane's `run`), stream its logs, and give its
+    /// verdict: succeeded when it completes, failed when it fails.
+    #[command(after_help = RUN_HELP)]
+    Run(RunArgs),
 }
+
+/// What `restart --help` ends with.
+const RESTART_HELP: &str = "\
+Examples:
+  deploy-action restart deployment web api -n shop      restart two Deployments, watch both
+  deploy-action restart statefulset/db                   kubectl's KIND/NAME form
+  deploy-action restart daemonset -l app=agent           every DaemonSet with these labels
+
+Every name is looked up before anything is restarted: one that does not exist (or a
+selector that matches nothing, or a paused Deployment) exits 2 with nothing restarted.
+
+Exit codes:
+  0   every restarted resource rolled out
+  1   a resource failed (its new pods crash, an image is missing, ...)
+  70  nothing failed, but a resource timed out
+  2   invalid input or configuration; nothing was restarted
+  130, 143  interrupted (SIGINT, SIGTERM)";
+
+/// What `run --help` ends with.
+const RUN_HELP: &str = "\
+Examples:
+  deploy-action run --template k8s/task.yaml --command rake db:migrate
+  deploy-action run --template k8s/web.yaml --container web --env MODE=once --command ./once.sh -v
+
+The template is a Pod, a PodTemplate (as krane's run uses), or any manifest with a pod
+template (Deployment, Job, CronJob, ...). The pod is named <name>-run-<suffix>, labelled
+deploy-action.io/run=<name>, has restartPolicy Never, and is not deleted afterwards.
+--command takes everything after it: give it last.
+
+Exit codes:
+  0   the pod succeeded (phase Succeeded)
+  1   the pod failed: its container's exit code and reason are in the message
+  70  the pod had not finished by --timeout
+  2   invalid input or configuration; no pod was started
+  130, 143  interrupted (SIGINT, SIGTERM)";
 
 /// How the runner itself consults registries.
 #[derive(Debug, Clone, Args)]
@@ -137,6 +184,20 @@ pub struct CheckArgs {
     pub github: GithubArgs,
 }
 
+/// Which cluster to talk to, and the namespace of what names none.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
+    /// Namespace for resources that do not name one (default: the context's, else `default`).
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Kubeconfig context to use (default: the current context).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+}
+
 /// Where the manifests are and which cluster to talk to.
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
@@ -150,15 +211,8 @@ pub struct ClusterArgs {
         value_delimiter = ','
     )]
     pub files: Vec<String>,
-    /// Namespace for resources that do not name one (default: the context's, else `default`).
-    #[arg(short = 'n', long)]
-    pub namespace: Option<String>,
-    /// Kubeconfig context to use (default: the current context).
-    #[arg(long)]
-    pub context: Option<String>,
-    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
     /// Give up on resources still unfinished after this long (e.g. 90s, 5m).
     #[arg(long, default_value = "5m")]
     pub timeout: String,
@@ -190,4 +244,62 @@ pub struct DeployArgs {
     /// `plan`); change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// Where `restart` and `run` act, how long they wait, and how they report.
+#[derive(Debug, Clone, Args)]
+pub struct TargetArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// Give up on what is still unfinished after this long (e.g. 90s, 5m).
+    #[arg(long, default_value = "5m")]
+    pub timeout: String,
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RestartArgs {
+    /// deployment, statefulset or daemonset (kubectl's short names and plurals too), or
+    /// KIND/NAME.
+    pub kind: String,
+    /// The resources to restart (all must exist).
+    #[arg(conflicts_with = "selector")]
+    pub names: Vec<String>,
+    /// Restart every resource of the kind with these labels (k=v,...).
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// A restarted workload succeeds only once its new pods have run this long without a
+    /// restart (`0` turns it off).
+    #[arg(long, default_value = "10s")]
+    pub settle: String,
+    /// Keep watching every resource after one has failed.
+    #[arg(long)]
+    pub no_fail_fast: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// File with a Pod, a PodTemplate, or any manifest with a pod template.
+    #[arg(long)]
+    pub template: String,
+    /// The container whose command and env are set (default: the first).
+    #[arg(long)]
+    pub container: Option<String>,
+    /// Set an environment variable in that container (K=V; repeat for more).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// The command and its arguments (replaces the image's entrypoint and the template's
+    /// args); takes everything after it, so give it last.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "CMD ARGS")]
+    pub command: Vec<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }

@@ -18,6 +18,10 @@ pub enum Mode {
     Watch,
     /// Validate locally and look up images; no cluster.
     Check,
+    /// Rollout restart existing workloads, then watch them.
+    Restart,
+    /// Start a one-off Pod from a template, stream its logs, judge it.
+    Run,
 }
 
 #[derive(Debug, Clone)]
@@ -79,29 +83,57 @@ impl Config {
                     github: c.github.clone(),
                 });
             }
+            Command::Restart(r) => {
+                let mut config = Self::acting(Mode::Restart, &r.target, Vec::new())?;
+                config.settle = parse_settle(&r.settle)?;
+                config.fail_fast = !r.no_fail_fast;
+                config.selector = parse_selector(r.selector.as_deref().unwrap_or_default())?;
+                return Ok(config);
+            }
+            Command::Run(r) => {
+                // The pod is a task: done when it completes, so no stability window.
+                return Self::acting(Mode::Run, &r.target, vec![r.template.clone()]);
+            }
         };
-        let timeout = parse_duration(&args.timeout)
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| ConfigError::Timeout(args.timeout.clone()))?;
-        let settle = match args.settle.trim() {
-            "0" => Some(Duration::ZERO),
-            s => parse_duration(s),
-        }
-        .ok_or_else(|| ConfigError::Settle(args.settle.clone()))?;
+        let timeout = parse_timeout(&args.timeout)?;
+        let settle = parse_settle(&args.settle)?;
         if args.files.iter().filter(|f| *f == "-").count() > 1 {
             return Err(ConfigError::StdinTwice);
         }
         Ok(Config {
             mode,
             files: args.files.clone(),
-            namespace: args.namespace.clone(),
-            context: args.context.clone(),
-            kubeconfig: args.kubeconfig.clone(),
+            namespace: args.connection.namespace.clone(),
+            context: args.connection.context.clone(),
+            kubeconfig: args.connection.kubeconfig.clone(),
             timeout,
             settle,
             fail_fast: !args.no_fail_fast,
             report: args.report.clone(),
             selector: parse_selector(args.selector.as_deref().unwrap_or_default())?,
+            image_preflight: args.registry.image_preflight,
+            registry_config: args.registry.registry_config.clone(),
+            github: args.github.clone(),
+        })
+    }
+
+    /// `restart` and `run`: act on the cluster named by `args`, then judge.
+    fn acting(
+        mode: Mode,
+        args: &crate::cli::TargetArgs,
+        files: Vec<String>,
+    ) -> Result<Config, ConfigError> {
+        Ok(Config {
+            mode,
+            files,
+            namespace: args.connection.namespace.clone(),
+            context: args.connection.context.clone(),
+            kubeconfig: args.connection.kubeconfig.clone(),
+            timeout: parse_timeout(&args.timeout)?,
+            settle: Duration::ZERO,
+            fail_fast: true,
+            report: args.report.clone(),
+            selector: BTreeMap::new(),
             image_preflight: args.registry.image_preflight,
             registry_config: args.registry.registry_config.clone(),
             github: args.github.clone(),
@@ -118,6 +150,20 @@ impl Config {
                 .join(",")
         })
     }
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, ConfigError> {
+    parse_duration(s)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| ConfigError::Timeout(s.to_owned()))
+}
+
+fn parse_settle(s: &str) -> Result<Duration, ConfigError> {
+    match s.trim() {
+        "0" => Some(Duration::ZERO),
+        s => parse_duration(s),
+    }
+    .ok_or_else(|| ConfigError::Settle(s.to_owned()))
 }
 
 fn parse_selector(s: &str) -> Result<BTreeMap<String, String>, ConfigError> {

@@ -41,6 +41,17 @@ pub enum RunEvent {
     },
     /// Something the user should know that does not change a verdict.
     Warning(String),
+    /// `restart` restarted a workload, or `run` created its pod (`how` says which).
+    Started {
+        id: ResourceId,
+        how: &'static str,
+    },
+    /// A line the `run` pod's container wrote, as it came.
+    Log {
+        pod: String,
+        container: String,
+        line: String,
+    },
 }
 
 /// Receives a run's events as they happen.

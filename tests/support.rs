@@ -64,16 +64,21 @@ pub async fn run_recorded(
     config: Config,
 ) -> Result<(RunOutcome, Recorder), RunError> {
     let manifests = load_str(file, yaml).map_err(RunError::Load)?;
-    let conn = Connection {
-        client: sim.client(),
-        default_namespace: "default".into(),
-        context: None,
-        server: "http://kube-sim".into(),
-    };
+    let conn = connection(sim);
     let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();
     let run = run::run(&conn, &config, manifests, &access, &mut recorder).await?;
     Ok((run, recorder))
+}
+
+/// An in-process connection to `sim`, in namespace `default`.
+pub fn connection(sim: &Sim) -> Connection {
+    Connection {
+        client: sim.client(),
+        default_namespace: "default".into(),
+        context: None,
+        server: "http://kube-sim".into(),
+    }
 }
 
 /// The outcome for `kind/name`.

@@ -58,30 +58,35 @@ pub async fn apply(
     let api = api_for(client, ar, namespace);
     let mut params = PatchParams::apply(FIELD_MANAGER).force();
     params.dry_run = dry_run;
+    let patch = Patch::Apply(object);
+    let obj = retrying("apply", || api.patch(name, &params, &patch)).await?;
+    let mut v = serde_json::to_value(obj).unwrap_or_default();
+    v["apiVersion"] = Value::String(ar.api_version.clone());
+    v["kind"] = Value::String(ar.kind.clone());
+    Ok(v)
+}
+
+/// Send a write, again (with back-off) while the server answers "later"; each attempt is
+/// bounded by the request timeout. `what` names the write in the timeout's message.
+pub async fn retrying<T, F, Fut>(what: &str, mut send: F) -> Result<T, Rejection>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, kube::Error>>,
+{
     let mut delay = Duration::from_millis(500);
     let mut attempt = 1;
     loop {
-        let answer = tokio::time::timeout(
-            super::REQUEST_TIMEOUT,
-            api.patch(name, &params, &Patch::Apply(object)),
-        )
-        .await;
-        let Ok(answer) = answer else {
+        let Ok(answer) = tokio::time::timeout(super::REQUEST_TIMEOUT, send()).await else {
             return Err(Rejection {
                 code: None,
                 message: format!(
-                    "the API server did not answer the apply within {}s",
+                    "the API server did not answer the {what} within {}s",
                     super::REQUEST_TIMEOUT.as_secs()
                 ),
             });
         };
         match answer {
-            Ok(obj) => {
-                let mut v = serde_json::to_value(obj).unwrap_or_default();
-                v["apiVersion"] = Value::String(ar.api_version.clone());
-                v["kind"] = Value::String(ar.kind.clone());
-                return Ok(v);
-            }
+            Ok(obj) => return Ok(obj),
             Err(e) if attempt < ATTEMPTS && retryable(&e) => {
                 tokio::time::sleep(delay).await;
                 delay *= 2;

@@ -34,3 +34,58 @@ pub async fn tail(
         lines: text.lines().map(str::to_owned).collect(),
     })
 }
+
+/// Whether `container` of `pod` has started (or already ended): its log can be read.
+fn has_started(pod: Option<&Pod>, container: &str) -> bool {
+    let Some(pod) = pod else {
+        // Gone: there is nothing left to wait for.
+        return true;
+    };
+    let status = pod.status.as_ref();
+    if matches!(
+        status.and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    ) {
+        return true;
+    }
+    status
+        .and_then(|s| s.container_statuses.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|cs| cs.name == container)
+        .filter_map(|cs| cs.state.as_ref())
+        .any(|s| s.running.is_some() || s.terminated.is_some())
+}
+
+/// Follow the log of `container` in `pod` (`follow=true`): wait, on a watch, until the
+/// container has started, then hand over each line as the API server sends it, until it
+/// ends the stream (the container exited); or why it could not.
+pub async fn follow(
+    pods: &Api<Pod>,
+    pod: &str,
+    container: &str,
+    mut on_line: impl FnMut(String),
+) -> Result<(), String> {
+    use futures::{AsyncBufReadExt, TryStreamExt};
+    let started = |p: Option<&Pod>| has_started(p, container);
+    kube::runtime::wait::await_condition(pods.clone(), pod, started)
+        .await
+        .map_err(|e| e.to_string())?;
+    let params = LogParams {
+        container: Some(container.to_owned()),
+        follow: true,
+        ..LogParams::default()
+    };
+    let stream = tokio::time::timeout(super::REQUEST_TIMEOUT, pods.log_stream(pod, &params))
+        .await
+        .map_err(|_| "the API server did not answer the log request".to_owned())?
+        .map_err(|e| match e {
+            kube::Error::Api(s) => s.message,
+            other => other.to_string(),
+        })?;
+    let mut lines = stream.lines();
+    while let Some(line) = lines.try_next().await.map_err(|e| e.to_string())? {
+        on_line(line);
+    }
+    Ok(())
+}

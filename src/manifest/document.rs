@@ -90,6 +90,12 @@ impl Manifest {
         }
     }
 
+    /// An object read from the cluster rather than a file (what `restart` restarts): no
+    /// file (an empty name) and no source lines, so nothing points into a manifest.
+    pub fn from_cluster(object: Value) -> Manifest {
+        Manifest::new("", 0, object, PointerLines::default())
+    }
+
     /// Records that the object now has `namespace`, in both the field and the object.
     pub(crate) fn set_namespace(&mut self, namespace: &str) {
         if let Some(Value::Object(meta)) = self.object.get_mut("metadata") {

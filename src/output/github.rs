@@ -310,6 +310,10 @@ impl Observer for Tee<'_> {
                 let mut pending = self.pending.lock().expect("pending lock");
                 pending.insert(id.clone(), "applied, not yet judged".to_owned());
             }
+            RunEvent::Started { id, how } => {
+                let mut pending = self.pending.lock().expect("pending lock");
+                pending.insert(id.clone(), format!("{how}, not yet judged"));
+            }
             RunEvent::Waiting { id, state } => {
                 let mut pending = self.pending.lock().expect("pending lock");
                 pending.insert(id.clone(), state.clone());

@@ -44,6 +44,10 @@ pub struct Terminal {
     last_line_at: Duration,
     /// Values never to print (Secret data from the manifests).
     secrets: Vec<String>,
+    /// Whose log lines are being printed (`run`), to name them once.
+    log_title: Option<String>,
+    /// Under Actions, the token workflow commands are stopped with while logs print.
+    stopped: Option<String>,
 }
 
 impl Terminal {
@@ -61,6 +65,8 @@ impl Terminal {
             group_open: false,
             last_line_at: Duration::ZERO,
             secrets: Vec::new(),
+            log_title: None,
+            stopped: None,
         }
     }
 
@@ -93,8 +99,16 @@ impl Terminal {
         self.group_open = true;
     }
 
+    /// Let the runner read workflow commands again after a stretch of container logs.
+    fn resume_commands(&mut self) {
+        if let Some(token) = self.stopped.take() {
+            self.line(&format!("::{token}::"));
+        }
+    }
+
     /// Close any open group and clear live lines, before the summary is printed.
     pub fn finish(&mut self) {
+        self.resume_commands();
         for (_, bar) in self.bars.drain() {
             bar.finish_and_clear();
         }
@@ -119,6 +133,9 @@ impl Terminal {
 impl Observer for Terminal {
     fn event(&mut self, at: Duration, event: RunEvent) {
         let secs = at.as_secs_f64();
+        if !matches!(event, RunEvent::Log { .. } | RunEvent::Status(_)) {
+            self.resume_commands();
+        }
         if !matches!(event, RunEvent::Status(_)) {
             self.last_line_at = at;
         }
@@ -184,6 +201,27 @@ impl Observer for Terminal {
                 if unfinished == 1 { "" } else { "s" }
             )),
             RunEvent::Warning(message) => self.line(&format!("warning: {message}")),
+            RunEvent::Started { id, how } => self.line(&render::ci_line(secs, &id, how)),
+            RunEvent::Log {
+                pod,
+                container,
+                line,
+            } => {
+                let title = format!("logs of pod {pod}, container {container}");
+                if self.log_title.as_deref() != Some(title.as_str()) {
+                    self.resume_commands();
+                    self.group(&format!("deploy-action: {title}"));
+                    self.line(&format!("{title}:"));
+                    self.log_title = Some(title);
+                }
+                // Under Actions a log line must not be read as a workflow command.
+                if self.mode == TerminalMode::GitHubActions && self.stopped.is_none() {
+                    let token = render::stop_token();
+                    self.line(&format!("::stop-commands::{token}"));
+                    self.stopped = Some(token);
+                }
+                self.line(&render::sanitize(&line));
+            }
         }
     }
 }

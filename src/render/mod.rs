@@ -11,7 +11,9 @@ pub mod sanitize;
 pub mod style;
 pub mod summary;
 
-pub use progress::{ci_line, group_end, group_start, progress_line, status_table, verdict_line};
+pub use progress::{
+    ci_line, group_end, group_start, progress_line, status_table, stop_token, verdict_line,
+};
 pub use redact::{redact, redact_json};
 pub use sanitize::sanitize;
 pub use style::Style;

@@ -80,6 +80,11 @@ pub fn group_end() -> &'static str {
     "::endgroup::"
 }
 
+/// A token for `::stop-commands::`, unguessable by the text it fences (container logs).
+pub fn stop_token() -> String {
+    format!("deploy-action-{:016x}", crate::random::bits())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -116,13 +116,15 @@ pub fn outcome(
         file: manifest.file.clone(),
         line: manifest.line,
     };
+    // An object read from the cluster (`restart`) has no file to point at.
+    let from_file = !manifest.file.is_empty();
     Outcome {
         resource: id,
         verdict,
         reason,
         message,
-        annotation_source: (annotation != source).then_some(annotation),
-        source: Some(source),
+        annotation_source: (from_file && annotation != source).then_some(annotation),
+        source: from_file.then_some(source),
         origin: manifest.origin.clone(),
         container,
         seconds: (seconds * 10.0).round() / 10.0,
@@ -130,6 +132,27 @@ pub fn outcome(
         logs: None,
         change: None,
     }
+}
+
+/// A manifest the API server refused to take (`message` says what it answered).
+pub fn refused(m: &Manifest, message: String, seconds: f64) -> Outcome {
+    let id = ResourceId {
+        api_version: m.api_version.clone(),
+        kind: m.kind.clone(),
+        namespace: m.namespace.clone(),
+        name: m.name.clone(),
+    };
+    let reason = Some(Reason::ApplyRejected);
+    outcome(
+        id,
+        m,
+        Verdict::Failed,
+        reason,
+        message,
+        None,
+        seconds,
+        Vec::new(),
+    )
 }
 
 #[cfg(test)]

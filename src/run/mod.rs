@@ -7,6 +7,8 @@ mod evidence;
 pub mod images;
 mod judging;
 mod planning;
+pub mod pod_run;
+pub mod restart;
 pub mod scopes;
 
 use crate::cluster::{Connection, Kinds};
@@ -35,6 +37,10 @@ pub enum RunError {
     Unconfirmed(Vec<String>),
     #[error("failed to set up registry lookups")]
     Registry(#[from] crate::registry::RegistryError),
+    #[error(transparent)]
+    Restart(#[from] restart::RestartError),
+    #[error(transparent)]
+    PodRun(#[from] pod_run::PodRunError),
 }
 
 /// Registry access for a run: the client and the credentials it may use.
@@ -61,6 +67,19 @@ impl RegistryAccess {
         Ok(RegistryAccess {
             registry: std::sync::Arc::new(registry),
             credentials,
+        })
+    }
+}
+
+impl RegistryAccess {
+    /// The registry lookups the judging loop makes while it watches (none with `off`).
+    fn lookups(&self, conn: &Connection, mode: images::Preflight) -> Option<images::Lookups> {
+        (mode != images::Preflight::Off).then(|| {
+            images::Lookups::new(
+                self.registry.clone(),
+                conn.client.clone(),
+                self.credentials.clone(),
+            )
         })
     }
 }
@@ -287,13 +306,7 @@ pub async fn run(
             resources: manifests.len(),
         },
     );
-    let lookups = (config.image_preflight != images::Preflight::Off).then(|| {
-        images::Lookups::new(
-            access.registry.clone(),
-            conn.client.clone(),
-            access.credentials.clone(),
-        )
-    });
+    let lookups = access.lookups(conn, config.image_preflight);
     if matches!(config.mode, Mode::Deploy | Mode::DryRun)
         && let Some(mut stopped) =
             preflight(&manifests, access, config.image_preflight, start, observer).await?
@@ -303,7 +316,10 @@ pub async fn run(
     }
 
     let applied = match config.mode {
-        Mode::Watch | Mode::Check => applying::not_applied(&manifests, start),
+        // `restart` and `run` have their own entry points; judged as they stand here.
+        Mode::Watch | Mode::Check | Mode::Restart | Mode::Run => {
+            applying::not_applied(&manifests, start)
+        }
         Mode::DryRun | Mode::Deploy => {
             let dry_run = config.mode == Mode::DryRun;
             match applying::apply_all(

@@ -2,6 +2,7 @@
 //! If kubectl disagrees with kube-sim, kube-sim is wrong.
 
 use kube_sim::kubeconfig::write_kubeconfig;
+use kube_sim::scenario::ImageBehaviour;
 use kube_sim::{Scenario, Sim};
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -302,4 +303,52 @@ spec:
         .ok(&["logs", "cron", "--previous", "--tail=1"], None)
         .await;
     assert_eq!(tail, "fatal: no config\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_follow_streams_until_the_container_exits() {
+    let mut once = ImageBehaviour::crashing(1, false, std::time::Duration::from_secs(3), &[]);
+    once.exit.as_mut().expect("an exit").code = 0;
+    once.logs = vec!["migrating 42".into(), "done".into()];
+    let scenario = Scenario::builder()
+        .default_image(ImageBehaviour::pulls_in(std::time::Duration::from_millis(
+            100,
+        )))
+        .image("registry.local/task:once", once)
+        .build();
+    let Some(s) = Served::start(scenario).await else {
+        return;
+    };
+    let pod = "apiVersion: v1
+kind: Pod
+metadata: {name: task}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: task
+      image: registry.local/task:once
+";
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(pod))
+        .await;
+    let state = |s: &Served| {
+        s.sim
+            .get("v1", "Pod", "default", "task")
+            .and_then(|p| p.pointer("/status/containerStatuses/0/state").cloned())
+            .and_then(|st| st.as_object().and_then(|o| o.keys().next().cloned()))
+    };
+    // Wait (in real time) until the container runs; it exits three seconds after it starts.
+    for _ in 0..100 {
+        if state(&s).as_deref() == Some("running") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(state(&s).as_deref(), Some("running"));
+    let logs = s.ok(&["logs", "-f", "task"], None).await;
+    assert_eq!(logs, "migrating 42\ndone\n");
+    // The stream was held open until the instance ended, as the kubelet holds it.
+    assert_eq!(state(&s).as_deref(), Some("terminated"));
+    // Following a container that has ended gives its log and returns.
+    let again = s.ok(&["logs", "--follow", "task"], None).await;
+    assert_eq!(again, "migrating 42\ndone\n");
 }

@@ -50,8 +50,10 @@ impl Cx<'_, '_> {
         self.pod["metadata"]["name"].as_str().unwrap_or_default()
     }
 
+    /// How a container of `image` started now behaves.
     pub fn behaviour(&self, image: &str) -> ImageBehaviour {
-        self.world.scenario.images.lookup(image).clone()
+        let elapsed = self.world.elapsed();
+        self.world.scenario.images.lookup_at(image, elapsed).clone()
     }
 }
 

@@ -53,6 +53,11 @@ pub struct ImageBehaviour {
     pub logs: Vec<String>,
     /// The runtime cannot start the container (ContainerCannotRun) with this message.
     pub start_error: Option<String>,
+    /// A rule applies to containers started this long after the cluster started, or later;
+    /// earlier ones behave as the next matching rule (or the default) says. Models an image
+    /// that changes under the same reference (a tag pushed again, a dependency gone), which
+    /// only new containers see: what a rollout restart of an unchanged workload runs into.
+    pub from: Duration,
 }
 
 impl Default for ImageBehaviour {
@@ -69,7 +74,15 @@ impl ImageBehaviour {
             exit: None,
             logs: Vec::new(),
             start_error: None,
+            from: Duration::ZERO,
         }
+    }
+
+    /// This behaviour only for containers started `from` the cluster's start on.
+    #[must_use]
+    pub fn from(mut self, from: Duration) -> Self {
+        self.from = from;
+        self
     }
 
     pub fn not_found() -> Self {
@@ -123,15 +136,18 @@ pub struct ImageTable {
 }
 
 impl ImageTable {
+    /// The behaviour of a container started at the cluster's start.
     pub fn lookup(&self, image: &str) -> &ImageBehaviour {
-        self.rules
-            .iter()
+        self.lookup_at(image, Duration::ZERO)
+    }
+
+    /// The behaviour of a container started `elapsed` after the cluster started: rules
+    /// whose `from` is later do not apply yet.
+    pub fn lookup_at(&self, image: &str, elapsed: Duration) -> &ImageBehaviour {
+        let rules = || self.rules.iter().filter(|(_, b)| b.from <= elapsed);
+        rules()
             .find(|(pattern, _)| pattern == image)
-            .or_else(|| {
-                self.rules
-                    .iter()
-                    .find(|(pattern, _)| glob_match(pattern, image))
-            })
+            .or_else(|| rules().find(|(pattern, _)| glob_match(pattern, image)))
             .map_or(&self.default, |(_, b)| b)
     }
 }
@@ -171,6 +187,7 @@ struct RawImage {
     ready: Option<RawReady>,
     logs: Option<Lines>,
     start_error: Option<String>,
+    from: Option<Dur>,
 }
 
 #[derive(Deserialize)]
@@ -319,6 +336,7 @@ impl RawImage {
             b.logs = logs.into_vec();
         }
         b.start_error = self.start_error;
+        b.from = self.from.map_or(Duration::ZERO, |d| d.0);
         Ok(b)
     }
 }
@@ -351,5 +369,21 @@ mod tests {
         );
         assert_eq!(table.lookup("shop/api:1").ready, Readiness::Never);
         assert_eq!(table.lookup("nginx:1.27"), &ImageBehaviour::default());
+    }
+
+    #[test]
+    fn a_rule_from_a_later_moment_leaves_earlier_containers_alone() {
+        let crashing =
+            ImageBehaviour::crashing(1, false, Duration::ZERO, &[]).from(Duration::from_secs(60));
+        let table = ImageTable {
+            default: ImageBehaviour::default(),
+            rules: vec![("shop/web:1".into(), crashing.clone())],
+        };
+        assert_eq!(table.lookup("shop/web:1"), &ImageBehaviour::default());
+        let later = table.lookup_at("shop/web:1", Duration::from_secs(60));
+        assert_eq!(later, &crashing);
+        let parsed: ImageBehaviour =
+            serde_yaml_ng::from_str("{crash: {exit_code: 1}, from: 60s}").unwrap();
+        assert_eq!(parsed.from, Duration::from_secs(60));
     }
 }
