@@ -344,6 +344,11 @@ async fn finish(
     if !summary.ends_with('\n') {
         summary.push('\n');
     }
+    // Log tails and cluster messages are untrusted: under Actions none of their lines may
+    // act as a workflow command.
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        summary = render::commands_stopped(&summary, &render::stop_token());
+    }
     {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(summary.as_bytes());

@@ -753,6 +753,7 @@ async fn a_secret_value_a_container_logs_is_masked_everywhere() {
                     Duration::ZERO,
                     &[
                         "connecting with password s3cr3t-db-password-9731",
+                        "::error title=pwned::a log line posing as a workflow command",
                         "fatal: refused",
                     ],
                 ),
@@ -790,6 +791,25 @@ async fn a_secret_value_a_container_logs_is_masked_everywhere() {
     );
     // The crash is reported with its log tail, the secret masked in it.
     assert!(stdout.contains("connecting with password ***"), "{stdout}");
+    // Inside the summary, workflow commands are stopped: the log line stays text.
+    let posing = stdout
+        .find("::error title=pwned::")
+        .expect("the log tail is in the summary");
+    let stop = stdout[..posing]
+        .rfind("::stop-commands::")
+        .expect("commands stopped before the summary");
+    let token = stdout[stop + "::stop-commands::".len()..]
+        .lines()
+        .next()
+        .unwrap();
+    assert!(
+        stdout[posing..].contains(&format!("::{token}::")),
+        "commands resumed after the summary: {stdout}"
+    );
+    assert!(
+        !stdout[stop..posing].contains(&format!("::{token}::")),
+        "{stdout}"
+    );
     let elsewhere = [
         stdout.replace(&format!("::add-mask::{SECRET}"), ""),
         text(&out.stderr),

@@ -12,7 +12,8 @@ pub mod style;
 pub mod summary;
 
 pub use progress::{
-    ci_line, group_end, group_start, progress_line, status_table, stop_token, verdict_line,
+    ci_line, commands_stopped, group_end, group_start, progress_line, status_table, stop_token,
+    verdict_line,
 };
 pub use redact::{redact, redact_json};
 pub use sanitize::sanitize;

@@ -85,10 +85,31 @@ pub fn stop_token() -> String {
     format!("deploy-action-{:016x}", crate::random::bits())
 }
 
+/// `text` between `::stop-commands::TOKEN` and `::TOKEN::`: under GitHub Actions no line
+/// of it (a log tail, an event quoting `::error::`) is read as a workflow command.
+pub fn commands_stopped(text: &str, token: &str) -> String {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    format!("::stop-commands::{token}\n{text}\n::{token}::\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::render::fixtures;
+
+    #[test]
+    fn fenced_text_ends_with_the_token_that_resumes_commands() {
+        let token = stop_token();
+        let fenced = commands_stopped("SUCCESS\n    ::error::pwned\n", &token);
+        let lines: Vec<&str> = fenced.lines().collect();
+        assert_eq!(
+            lines.first().copied(),
+            Some(format!("::stop-commands::{token}").as_str())
+        );
+        assert_eq!(lines.last().copied(), Some(format!("::{token}::").as_str()));
+        assert_eq!(&lines[1..3], ["SUCCESS", "    ::error::pwned"]);
+        assert_ne!(token, stop_token(), "tokens must not repeat");
+    }
 
     fn web() -> ResourceId {
         fixtures::id("apps/v1", "Deployment", Some("shop"), "web")
