@@ -178,4 +178,25 @@ pub struct DeployArgs {
     /// Validate everything with a server-side dry run; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+}
+
+/// `--prune` with an ApplySet, as `kubectl apply --prune --applyset` keeps one.
+#[derive(Debug, Clone, Args)]
+pub struct PruneArgs {
+    /// After every manifest is applied, delete the objects of the set (--applyset) that are
+    /// no longer in the manifests. With --dry-run: list them, delete nothing.
+    #[arg(long, requires = "applyset")]
+    pub prune: bool,
+    /// The ApplySet parent that records the set: NAME (a Secret in the deploy's namespace),
+    /// secrets/NAME or configmaps/NAME. Required by --prune; keep it stable across runs.
+    #[arg(long, value_name = "NAME", requires = "prune")]
+    pub applyset: Option<String>,
+    /// Allow pruning in this guarded namespace (default, kube-system, kube-public); repeatable.
+    #[arg(long, value_name = "NS", requires = "prune")]
+    pub prune_allow_namespace: Vec<String>,
+    /// Take over a set another tool manages (kubectl): its parent then names deploy-action.
+    #[arg(long, requires = "prune")]
+    pub applyset_adopt: bool,
 }

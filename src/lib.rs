@@ -13,6 +13,7 @@ pub mod observe;
 pub mod outcome;
 pub mod output;
 pub mod plan;
+pub mod prune;
 pub mod registry;
 pub mod render;
 pub mod report;

@@ -9,6 +9,7 @@ mod daemonset;
 mod deploy;
 mod images;
 mod pods;
+mod prune;
 mod services;
 mod states;
 mod support;
