@@ -2,7 +2,7 @@
 //! live objects are pruned, and the protections no flag lifts (kinds) or one flag lifts
 //! (namespaces).
 
-use super::applyset::{GroupKind, Members, PART_OF_LABEL};
+use super::applyset::{GroupKind, Members, PART_OF_LABEL, Parent};
 use crate::manifest::{Manifest, Problem, escape_pointer};
 use crate::outcome::ResourceId;
 use serde_json::{Value, json};
@@ -59,6 +59,16 @@ pub fn label(manifests: &mut [Manifest], id: &str) -> Result<(), Vec<Problem>> {
         labels[PART_OF_LABEL] = json!(id);
     }
     Ok(())
+}
+
+/// The manifest that declares the parent itself, if one does (it cannot be its own member).
+pub fn declares_parent<'a>(manifests: &'a [Manifest], parent: &Parent) -> Option<&'a Manifest> {
+    manifests.iter().find(|m| {
+        m.group().is_empty()
+            && m.kind == parent.kind.kind()
+            && m.name == parent.name
+            && m.namespace.as_deref() == Some(parent.namespace.as_str())
+    })
 }
 
 /// The kinds and namespaces the manifests put in the set; `parent_namespace` always counts.
@@ -352,6 +362,27 @@ metadata:
         assert_eq!(names, ["Deployment/shop/old", "ClusterRole/writer"]);
         let kept: Vec<String> = s.kept.iter().map(|o| o.id.display(true)).collect();
         assert_eq!(kept, ["Namespace/zeta"]);
+    }
+
+    #[test]
+    fn the_parent_cannot_be_declared_by_the_manifests() {
+        let m = manifests(
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: web}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: web, namespace: other}\n",
+        );
+        let parent = |ns: &str| Parent {
+            kind: super::super::ParentKind::Secret,
+            name: "web".into(),
+            namespace: ns.into(),
+        };
+        assert_eq!(
+            declares_parent(&m, &parent("shop")).map(|m| m.line),
+            Some(1)
+        );
+        assert_eq!(
+            declares_parent(&m, &parent("other")).map(|m| m.line),
+            Some(5)
+        );
+        assert!(declares_parent(&m, &parent("zeta")).is_none());
     }
 
     #[test]

@@ -69,6 +69,19 @@ pub async fn prepare(
 ) -> Result<Pruning, super::RunError> {
     let parent = config.parent(&conn.default_namespace);
     let id = parent.id();
+    if let Some(m) = members::declares_parent(manifests, &parent) {
+        return Err(super::RunError::Invalid(vec![
+            crate::manifest::Problem::new(
+                &m.file,
+                Some(m.line),
+                format!(
+                    "{} is the ApplySet parent that --applyset names",
+                    m.display_name()
+                ),
+            )
+            .with_hint("deploy-action writes the parent itself: choose another --applyset name"),
+        ]));
+    }
     members::label(manifests, &id).map_err(super::RunError::Invalid)?;
     let declared = members::of_manifests(manifests, &parent.namespace);
     let unreadable = |message: String| PruneRefusal::Unreadable {
@@ -497,15 +510,9 @@ impl Deleting {
                     if changed.is_err() || *stop.borrow() {
                         for &i in &open {
                             let w = &waiting[i];
-                            done.push(Outcome {
-                                seconds: secs(w.deleted_at),
-                                ..pruned(
-                                    &w.listed,
-                                    Verdict::Unfinished,
+                            done.push(ended(w, Verdict::Unfinished,
                                     Some(Reason::StoppedAfterFailure),
-                                    "deleted, still terminating; not waited for after another resource failed".to_owned(),
-                                )
-                            });
+                                    "deleted, still terminating; not waited for after another resource failed".to_owned()));
                         }
                         open.clear();
                         continue;
@@ -517,10 +524,7 @@ impl Deleting {
                 let w = &waiting[i];
                 let s = &seen[i];
                 if s.gone && listed.contains(&scope_of[i]) {
-                    done.push(Outcome {
-                        seconds: secs(w.deleted_at),
-                        ..pruned(&w.listed, Verdict::Succeeded, None, "pruned".to_owned())
-                    });
+                    done.push(ended(w, Verdict::Succeeded, None, "pruned".to_owned()));
                     return false;
                 }
                 if now < w.deadline {
@@ -544,18 +548,33 @@ impl Deleting {
                         format!("deleted, but still there after {waited}"),
                     ),
                 };
-                done.push(Outcome {
-                    seconds: secs(w.deleted_at),
-                    ..pruned(&w.listed, Verdict::TimedOut, Some(reason), message)
-                });
+                done.push(ended(w, Verdict::TimedOut, Some(reason), message));
                 false
             });
+        }
+        // Every watch ended (it never does on its own): what is left was not seen go.
+        for &i in &open {
+            let w = &waiting[i];
+            done.push(ended(
+                w,
+                Verdict::TimedOut,
+                Some(Reason::ApiUnavailable),
+                "deleted, but its watch ended before it was seen gone".to_owned(),
+            ));
         }
         for h in handles {
             h.abort();
         }
         done.sort_by(|a, b| a.resource.cmp(&b.resource));
         done
+    }
+}
+
+/// The outcome of a deleted member, timed from its delete.
+fn ended(w: &Waiting, verdict: Verdict, reason: Option<Reason>, message: String) -> Outcome {
+    Outcome {
+        seconds: secs(w.deleted_at),
+        ..pruned(&w.listed, verdict, reason, message)
     }
 }
 
