@@ -57,6 +57,12 @@ async fn deploy_a_only(sim: &Sim, prune: PruneConfig) -> Result<(RunOutcome, Rec
     deploy_in(sim, "shop", &configmap("a", ""), Mode::Deploy, prune).await
 }
 
+/// Deploy ConfigMap `a` and `other` in `shop`, with the set `web`.
+async fn deploy_a_and(sim: &Sim, other: &str) -> RunOutcome {
+    let yaml = format!("{}---\n{other}", configmap("a", ""));
+    deploy(sim, &yaml, Mode::Deploy).await
+}
+
 async fn deploy(sim: &Sim, yaml: &str, mode: Mode) -> RunOutcome {
     deploy_in(sim, "shop", yaml, mode, prune("web"))
         .await
@@ -283,12 +289,7 @@ async fn a_member_held_by_a_finalizer_times_out_naming_it() {
     let sim = Sim::start(Scenario::default());
     namespace(&sim, "shop");
     let held = configmap("held", "  finalizers: [example.com/hold]\n");
-    deploy(
-        &sim,
-        &format!("{}---\n{held}", configmap("a", "")),
-        Mode::Deploy,
-    )
-    .await;
+    deploy_a_and(&sim, &held).await;
     let run = deploy(&sim, &configmap("a", ""), Mode::Deploy).await;
     assert_eq!(run.result, RunResult::TimedOut, "{:#?}", run.outcomes);
     let held = named(&run, "held");
@@ -307,6 +308,63 @@ async fn a_member_held_by_a_finalizer_times_out_naming_it() {
     assert!((29.0..=31.0).contains(&held.seconds), "{}", held.seconds);
     let live = sim.get("v1", "ConfigMap", "shop", "held").unwrap();
     assert!(live["metadata"]["deletionTimestamp"].is_string());
+}
+
+#[tokio::test(start_paused = true)]
+async fn members_in_other_namespaces_are_recorded_and_pruned_there() {
+    let sim = Sim::start(Scenario::default());
+    namespace(&sim, "shop");
+    namespace(&sim, "zeta");
+    let elsewhere = configmap("far", "  namespace: zeta\n");
+    deploy_a_and(&sim, &elsewhere).await;
+    assert_eq!(
+        annotation(
+            &parent(&sim),
+            "applyset.kubernetes.io/additional-namespaces"
+        ),
+        "zeta"
+    );
+    let run = deploy(&sim, &configmap("a", ""), Mode::Deploy).await;
+    let far = named(&run, "far");
+    assert_eq!(far.resource.display(true), "ConfigMap/zeta/far");
+    assert_eq!(
+        (far.verdict, far.message.as_str()),
+        (Verdict::Succeeded, "pruned")
+    );
+    assert!(sim.get("v1", "ConfigMap", "zeta", "far").is_none());
+    assert_eq!(
+        annotation(
+            &parent(&sim),
+            "applyset.kubernetes.io/additional-namespaces"
+        ),
+        ""
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_that_ends_the_run_stops_the_wait_for_pruned_members() {
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/crash:1",
+                kube_sim::scenario::ImageBehaviour::crashing(3, false, Duration::ZERO, &["boom"]),
+            )
+            .build(),
+    );
+    namespace(&sim, "shop");
+    let held = configmap("held", "  finalizers: [example.com/hold]\n");
+    deploy_a_and(&sim, &held).await;
+    let crashing = crate::support::deployment("api", "registry.local/shop/crash:1", "");
+    let run = deploy_a_and(&sim, &crashing).await;
+    assert_eq!(run.result, RunResult::Failure, "{:#?}", run.outcomes);
+    assert_eq!(named(&run, "api").reason, Some(Reason::CrashLoop));
+    let held = named(&run, "held");
+    assert_eq!(
+        (held.verdict, held.reason),
+        (Verdict::Unfinished, Some(Reason::StoppedAfterFailure)),
+        "{held:#?}"
+    );
+    assert_eq!(held.change, Some(Change::Pruned));
 }
 
 #[tokio::test(start_paused = true)]

@@ -348,6 +348,15 @@ mod tests {
             parent("set2", "shop").id(),
             "applyset-atVVTMn4JaxsRo7sb_hUbyergamBNtpfGi8MxomrUOM-v1"
         );
+        // `--applyset=configmaps/cmset -n shop`.
+        let cm = Parent {
+            kind: ParentKind::ConfigMap,
+            ..parent("cmset", "shop")
+        };
+        assert_eq!(
+            cm.id(),
+            "applyset-HDPuhfNx9uJPXadYUiIiJeL2jaDfKtaot-9Alw15-Y0-v1"
+        );
         // Label values are at most 63 characters.
         assert!(parent("a-very-long-name", "a-long-namespace").id().len() <= 63);
     }
