@@ -57,9 +57,9 @@ pub enum Command {
     Deploy(DeployArgs),
     /// Show what a deploy would change, changing nothing: a server-side dry run of every
     /// manifest compared with the live objects (created, changed field by field,
-    /// unchanged). The same as `deploy --dry-run`.
+    /// unchanged, and with --prune what would be pruned). The same as `deploy --dry-run`.
     #[command(after_help = AFTER_HELP)]
-    Plan(ClusterArgs),
+    Plan(PlanArgs),
     /// Apply nothing: judge the resources the manifests name, as they stand in the cluster.
     #[command(after_help = AFTER_HELP)]
     Watch(ClusterArgs),
@@ -244,6 +244,36 @@ pub struct DeployArgs {
     /// `plan`); change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+}
+
+/// `plan`: a deploy's arguments, always a dry run.
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+}
+
+/// `--prune` with an ApplySet, as `kubectl apply --prune --applyset` keeps one.
+#[derive(Debug, Clone, Args)]
+pub struct PruneArgs {
+    /// After every manifest is applied, delete the objects of the set (--applyset) that are
+    /// no longer in the manifests. With --dry-run: list them, delete nothing.
+    #[arg(long, requires = "applyset")]
+    pub prune: bool,
+    /// The ApplySet parent that records the set: NAME (a Secret in the deploy's namespace),
+    /// secrets/NAME or configmaps/NAME. Required by --prune; keep it stable across runs.
+    #[arg(long, value_name = "NAME", requires = "prune")]
+    pub applyset: Option<String>,
+    /// Allow pruning in this guarded namespace (default, kube-system, kube-public); repeatable.
+    #[arg(long, value_name = "NS", requires = "prune")]
+    pub prune_allow_namespace: Vec<String>,
+    /// Take over a set another tool manages (kubectl): its parent then names deploy-action.
+    #[arg(long, requires = "prune")]
+    pub applyset_adopt: bool,
 }
 
 /// Where `restart` and `run` act, how long they wait, and how they report.

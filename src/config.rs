@@ -41,6 +41,8 @@ pub struct Config {
     pub image_preflight: Preflight,
     pub registry_config: Option<PathBuf>,
     pub github: GithubArgs,
+    /// `deploy --prune`: the set to prune.
+    pub prune: Option<crate::prune::PruneConfig>,
 }
 
 /// A command line that cannot be run.
@@ -54,6 +56,8 @@ pub enum ConfigError {
     Selector(String),
     #[error("`-` (stdin) may be given only once")]
     StdinTwice,
+    #[error(transparent)]
+    Applyset(#[from] crate::prune::applyset::ParentNameError),
 }
 
 impl Config {
@@ -61,7 +65,7 @@ impl Config {
         let (args, mode): (&ClusterArgs, Mode) = match command {
             Command::Deploy(d) if d.dry_run => (&d.cluster, Mode::DryRun),
             Command::Deploy(d) => (&d.cluster, Mode::Deploy),
-            Command::Plan(p) => (p, Mode::DryRun),
+            Command::Plan(p) => (&p.cluster, Mode::DryRun),
             Command::Watch(w) => (w, Mode::Watch),
             Command::Check(c) => {
                 if c.files.iter().filter(|f| *f == "-").count() > 1 {
@@ -81,6 +85,7 @@ impl Config {
                     image_preflight: c.registry.image_preflight,
                     registry_config: c.registry.registry_config.clone(),
                     github: c.github.clone(),
+                    prune: None,
                 });
             }
             Command::Restart(r) => {
@@ -114,6 +119,11 @@ impl Config {
             image_preflight: args.registry.image_preflight,
             registry_config: args.registry.registry_config.clone(),
             github: args.github.clone(),
+            prune: match command {
+                Command::Deploy(d) => prune_config(&d.prune)?,
+                Command::Plan(p) => prune_config(&p.prune)?,
+                _ => None,
+            },
         })
     }
 
@@ -137,6 +147,7 @@ impl Config {
             image_preflight: args.registry.image_preflight,
             registry_config: args.registry.registry_config.clone(),
             github: args.github.clone(),
+            prune: None,
         })
     }
 
@@ -164,6 +175,21 @@ fn parse_settle(s: &str) -> Result<Duration, ConfigError> {
         s => parse_duration(s),
     }
     .ok_or_else(|| ConfigError::Settle(s.to_owned()))
+}
+
+fn prune_config(
+    args: &crate::cli::PruneArgs,
+) -> Result<Option<crate::prune::PruneConfig>, ConfigError> {
+    let Some(applyset) = args.applyset.as_deref().filter(|_| args.prune) else {
+        return Ok(None);
+    };
+    let (parent_kind, parent_name) = crate::prune::applyset::parse_parent(applyset)?;
+    Ok(Some(crate::prune::PruneConfig {
+        parent_kind,
+        parent_name,
+        allow_namespaces: args.prune_allow_namespace.iter().cloned().collect(),
+        adopt: args.applyset_adopt,
+    }))
 }
 
 fn parse_selector(s: &str) -> Result<BTreeMap<String, String>, ConfigError> {
@@ -243,6 +269,43 @@ mod tests {
             (c.mode, c.image_preflight),
             (Mode::Check, Preflight::Require)
         );
+    }
+
+    #[test]
+    fn prune_needs_a_named_applyset() {
+        let c = config(&[
+            "deploy",
+            "-f",
+            "k8s/",
+            "--prune",
+            "--applyset",
+            "web",
+            "--prune-allow-namespace",
+            "default",
+        ])
+        .unwrap();
+        let p = c.prune.unwrap();
+        assert_eq!(
+            (p.parent_kind, p.parent_name.as_str(), p.adopt),
+            (crate::prune::ParentKind::Secret, "web", false)
+        );
+        assert!(p.allow_namespaces.contains("default"));
+        assert!(config(&["deploy", "-f", "x"]).unwrap().prune.is_none());
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("deploy-action").chain(args.iter().copied()))
+        };
+        for alone in [
+            &["deploy", "-f", "x", "--prune"][..],
+            &["deploy", "-f", "x", "--applyset", "web"],
+            &["deploy", "-f", "x", "--applyset-adopt"],
+            &["watch", "-f", "x", "--prune", "--applyset", "web"],
+        ] {
+            assert!(parse(alone).is_err(), "{alone:?}");
+        }
+        assert!(matches!(
+            config(&["deploy", "-f", "x", "--prune", "--applyset", "Web"]),
+            Err(ConfigError::Applyset(_))
+        ));
     }
 
     #[test]

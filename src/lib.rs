@@ -14,6 +14,7 @@ pub mod observe;
 pub mod outcome;
 pub mod output;
 pub mod plan;
+pub mod prune;
 pub mod random;
 pub mod registry;
 pub mod render;

@@ -170,6 +170,14 @@ impl RunOutcome {
         self
     }
 
+    /// Resources `--prune` deletes (or would delete): counted apart from what is applied.
+    pub fn pruned(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| o.change == Some(Change::Pruned))
+            .count()
+    }
+
     pub fn count(&self, verdict: Verdict) -> usize {
         self.outcomes
             .iter()

@@ -148,7 +148,8 @@ mod tests {
                 &json!("changed"),
                 &json!("created"),
                 &json!("unchanged"),
-                &Value::Null
+                &Value::Null,
+                &json!("pruned"),
             ]
         );
         // Not known: no `change` key at all, rather than a guess.

@@ -10,6 +10,7 @@ mod deploy;
 mod images;
 mod plan;
 mod pods;
+mod prune;
 mod restart_run;
 mod services;
 mod states;

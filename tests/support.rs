@@ -30,6 +30,7 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
             github_token: None,
             sha: None,
         },
+        prune: None,
     }
 }
 

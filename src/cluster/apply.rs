@@ -22,7 +22,11 @@ pub struct Rejection {
     pub message: String,
 }
 
-fn api_for(client: &kube::Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+pub(super) fn api_for(
+    client: &kube::Client,
+    ar: &ApiResource,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
     match namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
         None => Api::all_with(client.clone(), ar),
@@ -51,13 +55,24 @@ pub async fn apply(
     object: &Value,
     dry_run: bool,
 ) -> Result<Value, Rejection> {
+    let mut params = PatchParams::apply(FIELD_MANAGER).force();
+    params.dry_run = dry_run;
+    apply_with(client, ar, namespace, object, params).await
+}
+
+/// Server-side apply with the given field manager and force, retried as [`apply`] is.
+pub async fn apply_with(
+    client: &kube::Client,
+    ar: &ApiResource,
+    namespace: Option<&str>,
+    object: &Value,
+    params: PatchParams,
+) -> Result<Value, Rejection> {
     let name = object
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let api = api_for(client, ar, namespace);
-    let mut params = PatchParams::apply(FIELD_MANAGER).force();
-    params.dry_run = dry_run;
     let patch = Patch::Apply(object);
     let obj = retrying("apply", || api.patch(name, &params, &patch)).await?;
     let mut v = serde_json::to_value(obj).unwrap_or_default();

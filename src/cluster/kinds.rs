@@ -34,6 +34,23 @@ impl Kinds {
         Some((ar, caps.scope == KubeScope::Namespaced))
     }
 
+    /// A kind by group alone, at the group's preferred version (the ApplySet parent lists
+    /// kinds without versions).
+    pub fn resolve_group_kind(&self, group: &str, kind: &str) -> Option<(ApiResource, bool)> {
+        let (ar, caps) = self.discovery.get(group)?.recommended_kind(kind)?;
+        Some((ar, caps.scope == KubeScope::Namespaced))
+    }
+
+    /// A resource by group and plural (`deployments` in `apps`).
+    pub fn resolve_resource(&self, group: &str, plural: &str) -> Option<(ApiResource, bool)> {
+        self.discovery
+            .get(group)?
+            .recommended_resources()
+            .into_iter()
+            .find(|(ar, _)| ar.plural == plural)
+            .map(|(ar, caps)| (ar, caps.scope == KubeScope::Namespaced))
+    }
+
     /// The scope lookup the manifest validator takes.
     pub fn scope(&self, api_version: &str, kind: &str) -> Option<Scope> {
         self.resolve(api_version, kind).map(|(_, namespaced)| {

@@ -81,7 +81,8 @@ pub fn title(run: &RunOutcome, stage: Stage) -> String {
     } else if !problems.is_empty() {
         problems.join("; ")
     } else if run.dry_run {
-        let mut body = format!("{} validated", plural(succeeded, "resource"));
+        let pruned = run.pruned();
+        let mut body = format!("{} validated", plural(succeeded - pruned, "resource"));
         if unfinished > 0 {
             body.push_str(&format!(", {unfinished} not validated by the server"));
         }

@@ -472,7 +472,7 @@ fn a_dry_run_puts_its_plan_on_the_pull_request() {
     let ctx = ctx();
     let summary = step_summary(&run, "deploy (prod/shop)", None, &ctx);
     assert!(
-        summary.contains("### Plan: 1 created, 2 changed, 1 unchanged, 1 not known"),
+        summary.contains("### Plan: 1 created, 2 changed, 1 unchanged, 1 pruned, 1 not known"),
         "{summary}"
     );
     assert!(
@@ -480,7 +480,8 @@ fn a_dry_run_puts_its_plan_on_the_pull_request() {
         "{summary}"
     );
     assert!(
-        title(&run, Stage::Completed).ends_with("; 1 created, 2 changed, 1 unchanged, 1 not known")
+        title(&run, Stage::Completed)
+            .ends_with("; 1 created, 2 changed, 1 unchanged, 1 pruned, 1 not known")
     );
 }
 

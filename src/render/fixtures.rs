@@ -345,7 +345,8 @@ pub fn dry_run_not_validated() -> RunOutcome {
 }
 
 /// A dry run with its plan: an image bump and a scale-up, a rotated password, a new
-/// ConfigMap, a Service left as it is, and a Deployment whose namespace is new.
+/// ConfigMap, a Service left as it is, a Deployment whose namespace is new, and one that
+/// `--prune` would delete.
 pub fn dry_run_plan() -> RunOutcome {
     use crate::outcome::{Change, FieldChange};
     let field = |path: &str, before: Option<&str>, after: Option<&str>| FieldChange {
@@ -411,7 +412,16 @@ pub fn dry_run_plan() -> RunOutcome {
     worker.verdict = Verdict::Unfinished;
     worker.reason = Some(Reason::NotValidated);
     worker.message = "its namespace \"jobs\" is created by this deploy, so the server cannot check it before the apply".to_owned();
-    RunOutcome::new(true, 0.4, vec![web, db, flags, service, worker])
+    let mut old = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "legacy"),
+        "k8s/web.yaml",
+        1,
+        0.1,
+    );
+    old.source = None;
+    old.message = "would be pruned".to_owned();
+    old.change = Some(Change::Pruned);
+    RunOutcome::new(true, 0.4, vec![web, db, flags, service, worker, old])
 }
 
 /// `check` (no cluster): three distinct images, one missing, one whose registry denied the

@@ -94,7 +94,9 @@ fn run_headline(run: &RunOutcome, style: &Style) -> String {
     }
 
     if run.dry_run && run.result == RunResult::Success {
-        let mut what = plural(succeeded + unfinished, "resource", "resources");
+        // What would be pruned is not applied: the plan's counts name it.
+        let pruned = run.pruned();
+        let mut what = plural(succeeded + unfinished - pruned, "resource", "resources");
         if let Some(plan) = super::plan::counts(run) {
             what.push_str(&format!(" ({plan})"));
         }
@@ -103,8 +105,9 @@ fn run_headline(run: &RunOutcome, style: &Style) -> String {
             format!("{label}: {what} would be applied, server validation passed")
         } else {
             format!(
-                "{label}: {what} would be applied; server validation passed for {succeeded}, \
-                 {unfinished} not validated by the server"
+                "{label}: {what} would be applied; server validation passed for {}, \
+                 {unfinished} not validated by the server",
+                succeeded - pruned
             )
         };
     }

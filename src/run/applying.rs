@@ -222,12 +222,14 @@ async fn apply_steps(
     .await
 }
 
+#[allow(clippy::too_many_arguments)]
 pub async fn apply_all(
     conn: &Connection,
     mut kinds: Kinds,
     manifests: &[Manifest],
     dry_run: bool,
     timeout: Duration,
+    prune: Option<&super::pruning::Pruning>,
     start: Instant,
     observer: &mut dyn Observer,
 ) -> Applied {
@@ -295,7 +297,19 @@ pub async fn apply_all(
 
     let mut targets = Vec::new();
     let mut refused = Vec::new();
+    let mut to_record = prune;
     for phase in [Phase::Crds, Phase::Namespaces, Phase::Priority, Phase::Rest] {
+        // --prune: the ApplySet parent lists the set before any member is applied.
+        if let Some(p) = to_record.filter(|p| p.record_before(phase)) {
+            to_record = None;
+            if let Err(failed) = p.record_superset(conn, secs()).await {
+                if targets.is_empty() {
+                    return Applied::Rejected(vec![failed]);
+                }
+                refused.push(failed);
+                break;
+            }
+        }
         let in_phase: Vec<&Step> = steps.iter().filter(|s| s.phase == phase).collect();
         if in_phase.is_empty() {
             continue;

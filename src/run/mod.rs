@@ -8,6 +8,7 @@ pub mod images;
 mod judging;
 mod planning;
 pub mod pod_run;
+mod pruning;
 pub mod restart;
 pub mod scopes;
 
@@ -41,6 +42,8 @@ pub enum RunError {
     Restart(#[from] restart::RestartError),
     #[error(transparent)]
     PodRun(#[from] pod_run::PodRunError),
+    #[error(transparent)]
+    Prune(#[from] crate::prune::PruneRefusal),
 }
 
 /// Registry access for a run: the client and the credentials it may use.
@@ -300,6 +303,12 @@ pub async fn run(
         return Err(RunError::Invalid(problems));
     }
     manifest::resolve_namespaces(&mut manifests, &conn.default_namespace, lookup);
+    let prune = match (&config.prune, config.mode) {
+        (Some(p), Mode::Deploy | Mode::DryRun) => {
+            Some(pruning::prepare(conn, &kinds, p, &mut manifests, start, observer).await?)
+        }
+        _ => None,
+    };
     observer.event(
         start.elapsed(),
         RunEvent::Loaded {
@@ -328,12 +337,20 @@ pub async fn run(
                 &manifests,
                 dry_run,
                 config.timeout,
+                prune.as_ref(),
                 start,
                 observer,
             )
             .await
             {
-                applying::Applied::Rejected(outcomes) | applying::Applied::DryRun(outcomes) => {
+                applying::Applied::Rejected(outcomes) => {
+                    let outcome = RunOutcome::new(dry_run, start.elapsed().as_secs_f64(), outcomes);
+                    return Ok(outcome);
+                }
+                applying::Applied::DryRun(mut outcomes) => {
+                    if let Some(p) = &prune {
+                        outcomes.extend(p.plan(conn, &manifests, start, observer).await);
+                    }
                     let outcome = RunOutcome::new(dry_run, start.elapsed().as_secs_f64(), outcomes);
                     return Ok(outcome);
                 }
@@ -342,8 +359,15 @@ pub async fn run(
                     kinds,
                     rejected,
                 } => {
-                    return Ok(judging::judge_all(
-                        conn, &kinds, &manifests, targets, rejected, config, lookups, start,
+                    let Some(p) = prune else {
+                        return Ok(judging::judge_all(
+                            conn, &kinds, &manifests, targets, rejected, config, lookups, start,
+                            observer,
+                        )
+                        .await);
+                    };
+                    return Ok(judge_and_prune(
+                        conn, &kinds, &manifests, targets, rejected, config, lookups, &p, start,
                         observer,
                     )
                     .await);
@@ -364,4 +388,64 @@ pub async fn run(
         observer,
     )
     .await)
+}
+
+/// Judging with `--prune`: the members that left the manifests are deleted once every
+/// manifest was applied (never after a rejection), then watched until gone while the
+/// applied resources are judged. A failure that ends the run (fail fast) stops the wait.
+#[allow(clippy::too_many_arguments)]
+async fn judge_and_prune(
+    conn: &Connection,
+    kinds: &Kinds,
+    manifests: &[Manifest],
+    targets: Vec<applying::Pending>,
+    rejected: Vec<Outcome>,
+    config: &Config,
+    lookups: Option<images::Lookups>,
+    prune: &pruning::Pruning,
+    start: Instant,
+    observer: &mut dyn Observer,
+) -> RunOutcome {
+    let deleting = if rejected.is_empty() {
+        Some(
+            prune
+                .delete(conn, kinds, manifests, config.timeout, start, observer)
+                .await,
+        )
+    } else {
+        observer.event(
+            start.elapsed(),
+            RunEvent::Warning(format!(
+                "nothing was pruned: {} of the manifests were refused by the API server",
+                rejected.len()
+            )),
+        );
+        None
+    };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let judging = async {
+        let outcome = judging::judge_all(
+            conn, kinds, manifests, targets, rejected, config, lookups, start, observer,
+        )
+        .await;
+        if config.fail_fast && outcome.result == crate::verdict::RunResult::Failure {
+            let _ = stop.send(true);
+        }
+        outcome
+    };
+    let waiting = async {
+        match deleting {
+            Some(d) => d.wait(conn, stopped).await,
+            None => Vec::new(),
+        }
+    };
+    let (mut outcome, pruned) = tokio::join!(judging, waiting);
+    for o in &pruned {
+        observer.event(start.elapsed(), RunEvent::Verdict(Box::new(o.clone())));
+    }
+    outcome.outcomes.extend(pruned);
+    outcome.result =
+        crate::verdict::RunResult::from_verdicts(outcome.outcomes.iter().map(|o| o.verdict));
+    outcome.seconds = start.elapsed().as_secs_f64();
+    outcome
 }

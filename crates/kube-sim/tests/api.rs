@@ -68,6 +68,38 @@ async fn crud_and_label_selected_lists_round_trip_through_kube_rs() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_delete_with_a_uid_precondition_only_deletes_that_object() {
+    let sim = Sim::start(Scenario::default());
+    let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
+    let live = api
+        .create(&PostParams::default(), &cm("a", "web"))
+        .await
+        .unwrap();
+    let mut stale = DeleteParams::background();
+    stale.preconditions = Some(kube::api::Preconditions {
+        uid: Some("not-its-uid".into()),
+        resource_version: None,
+    });
+    let err = api.delete("a", &stale).await.unwrap_err();
+    let uid = live.metadata.uid.clone().unwrap();
+    let expected = format!(
+        "Operation cannot be fulfilled on configmaps \"a\": Precondition failed: UID in precondition: not-its-uid, UID in object meta: {uid}"
+    );
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 409 && s.reason == "Conflict" && s.message == expected),
+        "{err:?}"
+    );
+    assert!(api.get_opt("a").await.unwrap().is_some());
+    let mut current = DeleteParams::background();
+    current.preconditions = Some(kube::api::Preconditions {
+        uid: live.metadata.uid.clone(),
+        resource_version: None,
+    });
+    api.delete("a", &current).await.unwrap();
+    assert!(api.get_opt("a").await.unwrap().is_none());
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_watch_with_a_selector_sees_deleted_when_an_object_stops_matching() {
     let sim = Sim::start(Scenario::default());
     let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");

@@ -243,6 +243,9 @@ pub fn delete(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> 
             .get("dryRun")
             .and_then(Value::as_array)
             .is_some_and(|d| d.iter().any(|x| x == "All"));
+    if let Some(live) = state.store.get(&k) {
+        check_preconditions(call, &name, &body, &live)?;
+    }
     if dry_run {
         return state
             .store
@@ -260,6 +263,39 @@ pub fn delete(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> 
         )
         .map_err(|e| to_api_error(call, &name, e))?;
     Ok(present(&call.rt, &obj))
+}
+
+/// `DeleteOptions.preconditions`: the delete applies only to the object with this uid or
+/// resourceVersion (409 Conflict otherwise, in the API server's words).
+fn check_preconditions(
+    call: &Call,
+    name: &str,
+    body: &Value,
+    live: &Value,
+) -> Result<(), ApiError> {
+    for (field, label) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
+        let Some(wanted) = body
+            .pointer(&format!("/preconditions/{field}"))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let found = live
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if wanted != found {
+            return Err(ApiError::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: {label} in precondition: {wanted}, {label} in object meta: {found}",
+                    call.rt.group_resource()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub fn delete_collection(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
