@@ -146,3 +146,91 @@ fn pod_key(pod: &Value) -> Option<ObjectKey> {
         meta["name"].as_str()?,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::store::DeleteOptions;
+    use serde_json::json;
+
+    fn pod(name: &str, node: Option<&str>, cpu: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "shop"},
+               "spec": {"nodeName": node, "containers": [{"name": "app", "image": "app:1",
+                        "resources": {"requests": {"cpu": cpu}}}]},
+               "status": {"phase": "Pending"}})
+    }
+
+    fn seen(p: &mut Placement, store: &Store, node: &str) -> (usize, Option<f64>) {
+        p.catch_up(store);
+        p.settle();
+        p.on_node(node).map_or((0, None), |o| {
+            (o.count(), o.requested().get("cpu").copied())
+        })
+    }
+
+    #[tokio::test]
+    async fn follows_binds_finished_pods_and_deletes_from_the_feed() {
+        let store = Store::new(Clock::fixed(), 64);
+        let key = |n: &str| ObjectKey::new("", "pods", "shop", n);
+        store
+            .create(&key("a"), pod("a", Some("n1"), "500m"))
+            .unwrap();
+        let mut placement = Placement::default();
+        assert_eq!(
+            seen(&mut placement, &store, "n1"),
+            (1, Some(0.5)),
+            "from the list"
+        );
+
+        store.create(&key("b"), pod("b", None, "250m")).unwrap();
+        assert_eq!(
+            seen(&mut placement, &store, "n1"),
+            (1, Some(0.5)),
+            "pending: nowhere"
+        );
+        store
+            .update(&key("b"), pod("b", Some("n1"), "250m"), None)
+            .unwrap();
+        assert_eq!(seen(&mut placement, &store, "n1"), (2, Some(0.75)), "bound");
+
+        let mut done = pod("a", Some("n1"), "500m");
+        done["status"]["phase"] = json!("Succeeded");
+        store.update(&key("a"), done, None).unwrap();
+        assert_eq!(
+            seen(&mut placement, &store, "n1"),
+            (1, Some(0.25)),
+            "finished"
+        );
+
+        store
+            .delete(
+                &key("b"),
+                DeleteOptions {
+                    grace_period_seconds: Some(0),
+                },
+            )
+            .unwrap();
+        assert_eq!(seen(&mut placement, &store, "n1"), (0, None), "deleted");
+    }
+
+    #[tokio::test]
+    async fn a_feed_that_fell_behind_is_rebuilt_from_a_list() {
+        let store = Store::new(Clock::fixed(), 64);
+        let mut placement = Placement::default();
+        placement.catch_up(&store);
+        // More changes than the broadcast keeps: the feed lags and is replaced.
+        for i in 0..(1 << 16) + 10 {
+            let name = format!("p{i}");
+            let node = (i % 2 == 0).then_some("n1");
+            store
+                .create(
+                    &ObjectKey::new("", "pods", "shop", &name),
+                    pod(&name, node, "1m"),
+                )
+                .unwrap();
+        }
+        let (count, _) = seen(&mut placement, &store, "n1");
+        assert_eq!(count, (1 << 16) / 2 + 5);
+    }
+}
