@@ -83,10 +83,21 @@ impl Comparison {
 }
 
 pub fn compare(old: &Value, new: &Value) -> Comparison {
+    differ(old, new, false)
+}
+
+/// `compare` of two stored versions with `metadata.managedFields` left out of both
+/// (without copying the objects to drop it).
+pub fn compare_without_managed_fields(old: &Value, new: &Value) -> Comparison {
+    differ(old, new, true)
+}
+
+fn differ(old: &Value, new: &Value, skip_managed_fields: bool) -> Comparison {
     let mut differ = Differ {
         names: Vec::new(),
         path: Vec::new(),
         out: Comparison::default(),
+        skip_managed_fields,
     };
     differ.node(Some(old), Some(new));
     differ.out
@@ -96,10 +107,18 @@ struct Differ {
     names: Vec<String>,
     path: Path,
     out: Comparison,
+    skip_managed_fields: bool,
 }
 
 impl Differ {
     fn node(&mut self, old: Option<&Value>, new: Option<&Value>) {
+        // Equal subtrees hold no change: one comparison instead of a walk that names
+        // every field (a status write leaves the whole spec alone).
+        if let (Some(o), Some(n)) = (old, new)
+            && o == n
+        {
+            return;
+        }
         let (os, ns) = (
             old.map(|v| shape(v, &self.names)),
             new.map(|v| shape(v, &self.names)),
@@ -129,6 +148,9 @@ impl Differ {
                 .filter(|k| !old.is_some_and(|m| m.contains_key(*k))),
         );
         for key in keys {
+            if self.skip_managed_fields && key == "managedFields" && self.names == ["metadata"] {
+                continue;
+            }
             self.names.push(key.clone());
             self.path.push(PathElement::Field(key.clone()));
             self.node(old.and_then(|m| m.get(key)), new.and_then(|m| m.get(key)));

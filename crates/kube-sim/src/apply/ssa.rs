@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::compare::{compare, field_set};
+use super::compare::{compare, compare_without_managed_fields, field_set};
 use super::conflict::{ApplyError, Conflict};
 use super::fieldset::{FieldSet, PathElement, path_string};
 use super::managed::{self, APPLY, Entry, SERVER_METADATA, UPDATE, unowned_paths};
@@ -127,10 +127,8 @@ pub fn record_update(
         return;
     }
     let mut entries = managed::decode_live_or_new(old, new, subresource.is_some());
-    let before = old
-        .map(without_managed_fields)
-        .unwrap_or_else(|| Value::Object(Map::new()));
-    let diff = compare(&before, &without_managed_fields(new));
+    let empty = Value::Object(Map::new());
+    let diff = compare_without_managed_fields(old.unwrap_or(&empty), new);
     let changed = diff.changed();
     for e in &mut entries {
         e.set = e.set.difference(&changed).difference(&diff.removed);

@@ -119,8 +119,20 @@ pub fn selector_matches(selector: &Value, labels: &Value) -> bool {
     labels_ok && exprs_ok
 }
 
+fn anti_affinity_terms(pod: &Value) -> &Value {
+    &pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+}
+
+/// Whether the filters look at the pods already on a node (`NodeInfo::pods`), not just
+/// their count and requests: only for required anti-affinity.
+pub fn looks_at_pods(pod: &Value) -> bool {
+    anti_affinity_terms(pod)
+        .as_array()
+        .is_some_and(|t| !t.is_empty())
+}
+
 fn anti_affinity_ok(pod: &Value, info: &NodeInfo<'_>, all: &[NodeInfo<'_>]) -> bool {
-    let terms = &pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+    let terms = anti_affinity_terms(pod);
     let ns = pod["metadata"]["namespace"].as_str().unwrap_or("default");
     terms.as_array().into_iter().flatten().all(|term| {
         let topology = term["topologyKey"].as_str().unwrap_or_default();

@@ -11,6 +11,7 @@ mod ids;
 mod kubelets;
 mod observe;
 mod phase;
+mod placement;
 mod probes;
 mod pull;
 mod quantity;

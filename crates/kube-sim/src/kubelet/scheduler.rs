@@ -4,13 +4,14 @@
 
 use super::claims::{self, Claims, SELECTED_NODE};
 use super::fit::{self, NodeInfo, Rejection};
-use super::quantity::{self, Amounts};
+use super::placement::{Placement, terminal};
+use super::quantity;
 use crate::engine::{Controller, World};
 use crate::events::EventSpec;
 use crate::store::{Change, ChangeType, ObjectKey};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -27,23 +28,19 @@ struct Failure {
     retry_at: Instant,
 }
 
-/// The scheduler's memory: reported failures and pods waiting for their volumes to bind.
+/// The scheduler's memory: reported failures, pods waiting for their volumes to bind, and
+/// what is placed on each node.
 #[derive(Debug, Default)]
 pub struct Scheduler {
     failures: HashMap<ObjectKey, Failure>,
     /// Pods whose WaitForFirstConsumer claims were given a node, waiting for them to bind.
     assumed: HashMap<ObjectKey, String>,
+    /// Behind a lock only so `keys_for` (which sees every change) keeps its feed drained.
+    placement: Mutex<Placement>,
 }
 
 fn node_of(pod: &Value) -> Option<&str> {
     pod["spec"]["nodeName"].as_str().filter(|n| !n.is_empty())
-}
-
-fn terminal(pod: &Value) -> bool {
-    matches!(
-        pod["status"]["phase"].as_str(),
-        Some("Succeeded" | "Failed")
-    )
 }
 
 fn pending(pod: &Value) -> bool {
@@ -65,6 +62,10 @@ impl Controller for Scheduler {
     }
 
     fn keys_for(&self, change: &Change, world: &World<'_>) -> Vec<ObjectKey> {
+        self.placement
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .catch_up(world.store);
         let key = &change.key;
         if key.in_collection("", "pods", None) {
             // A pod that goes away or finishes frees room for the ones waiting.
@@ -137,7 +138,12 @@ impl Controller for Scheduler {
             }
             return;
         }
-        match schedule(world, &pod, &self.assumed) {
+        let placement = self
+            .placement
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        placement.catch_up(world.store);
+        match schedule(world, &pod, &self.assumed, placement) {
             Ok((node, wait_for_consumer)) if wait_for_consumer.is_empty() => {
                 self.bind(key, &pod, &node, world)
             }
@@ -161,6 +167,7 @@ fn schedule(
     world: &World<'_>,
     pod: &Value,
     assumed: &HashMap<ObjectKey, String>,
+    placement: &mut Placement,
 ) -> Result<(String, Vec<ObjectKey>), String> {
     let nodes = world.list("", "nodes", None);
     if nodes.is_empty() {
@@ -170,39 +177,40 @@ fn schedule(
         Claims::Ready(w) => w,
         Claims::Unschedulable(msg) => return Err(fit::prefilter_error(nodes.len(), &msg)),
     };
-    let pods = world.list("", "pods", None);
     let assumed_pods: Vec<(Arc<Value>, &str)> = assumed
         .iter()
         .filter_map(|(k, n)| world.get(k).map(|p| (p, n.as_str())))
         .collect();
-    // One pass over the pods, grouped by node: the cost of a decision grows with the
-    // pods, not with pods times nodes.
-    let mut by_node: HashMap<&str, Vec<&Value>> = HashMap::new();
-    for p in pods.iter().map(|p| &**p).filter(|p| !terminal(p)) {
-        if let Some(node) = node_of(p) {
-            by_node.entry(node).or_default().push(p);
-        }
-    }
-    for (p, node) in &assumed_pods {
-        by_node.entry(node).or_default().push(&**p);
-    }
-    let infos: Vec<NodeInfo<'_>> = nodes
+    placement.settle();
+    let placement = &*placement;
+    // Only anti-affinity looks at the pods themselves; counts and requests are kept.
+    let with_pods = fit::looks_at_pods(pod);
+    let mut infos: Vec<NodeInfo<'_>> = nodes
         .iter()
         .map(|n| {
             let name = n["metadata"]["name"].as_str().unwrap_or_default();
-            let on_node: Vec<&Value> = by_node.remove(name).unwrap_or_default();
-            let mut requested = Amounts::new();
-            for p in &on_node {
-                quantity::add(&mut requested, &quantity::pod_requests(p));
-            }
+            let on = placement.on_node(name);
             NodeInfo {
                 node: n,
-                requested,
-                pod_count: on_node.len(),
-                pods: on_node,
+                requested: on.map(|o| o.requested().clone()).unwrap_or_default(),
+                pod_count: on.map_or(0, |o| o.count()),
+                pods: match on {
+                    Some(o) if with_pods => o.pods().collect(),
+                    _ => Vec::new(),
+                },
             }
         })
         .collect();
+    for (p, node) in &assumed_pods {
+        if let Some(info) = infos
+            .iter_mut()
+            .find(|i| i.node["metadata"]["name"] == *node)
+        {
+            quantity::add(&mut info.requested, &quantity::pod_requests(p));
+            info.pod_count += 1;
+            info.pods.push(p);
+        }
+    }
     let mut rejections: Vec<Rejection> = Vec::new();
     let mut feasible: Vec<&NodeInfo<'_>> = Vec::new();
     for info in &infos {

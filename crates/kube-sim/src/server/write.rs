@@ -26,7 +26,8 @@ fn parse_body(call: &Call) -> Result<Value, ApiError> {
         .trim();
     if media_type == protobuf::MEDIA_TYPE {
         return protobuf::decode(&call.body).map_err(|e| match e {
-            protobuf::ProtobufError::Unsupported { .. } => ApiError::new(
+            protobuf::ProtobufError::Unsupported { .. }
+            | protobuf::ProtobufError::UnknownField { .. } => ApiError::new(
                 415,
                 "UnsupportedMediaType",
                 format!(

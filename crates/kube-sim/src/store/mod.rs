@@ -581,17 +581,22 @@ pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     meta.as_object_mut().expect("metadata object")
 }
 
-/// Whether anything but metadata and status differs (what bumps metadata.generation).
+/// Whether anything but metadata and status differs (what bumps metadata.generation),
+/// compared in place rather than on stripped copies.
 fn spec_changed(old: &Value, new: &Value) -> bool {
-    let strip = |v: &Value| -> Value {
-        let mut v = v.clone();
-        if let Some(o) = v.as_object_mut() {
-            o.remove("metadata");
-            o.remove("status");
-        }
-        v
+    let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
+        return old != new;
     };
-    strip(old) != strip(new)
+    let rest = |m: &Map<String, Value>| {
+        m.iter()
+            .filter(|(k, _)| *k != "metadata" && *k != "status")
+            .count()
+    };
+    rest(old) != rest(new)
+        || old
+            .iter()
+            .filter(|(k, _)| *k != "metadata" && *k != "status")
+            .any(|(k, v)| new.get(k) != Some(v))
 }
 
 #[cfg(test)]

@@ -142,11 +142,30 @@ fn sync_deployment(key: &ObjectKey, world: &mut World<'_>) -> SyncResult {
     }
 }
 
+/// The ReplicaSets `claim_replica_sets` must look at, in name order: those with an owner
+/// reference to the Deployment and those its selector may pick (orphans it may adopt),
+/// found through the store's indexes rather than a walk over the whole namespace.
+fn candidates(world: &World<'_>, d: &Dep) -> Vec<std::sync::Arc<Value>> {
+    let ns = &d.key.namespace;
+    let owned = world.list_owned("apps", "replicasets", ns, d.uid());
+    let Some(match_labels) = d.spec.selector["matchLabels"]
+        .as_object()
+        .filter(|m| !m.is_empty())
+    else {
+        return world.list("apps", "replicasets", Some(ns));
+    };
+    let mut all = owned;
+    all.extend(world.list_labeled("apps", "replicasets", ns, match_labels));
+    all.sort_by(|a, b| name(a).cmp(name(b)));
+    all.dedup_by(|a, b| name(a) == name(b));
+    all
+}
+
 /// `getReplicaSetsForDeployment`: ReplicaSets it controls and its selector matches; an
 /// orphan that matches is adopted, an owned one that no longer matches is released.
 fn claim_replica_sets(world: &mut World<'_>, d: &Dep) -> Result<Vec<Rs>, SyncError> {
     let mut claimed = Vec::new();
-    for obj in world.list("apps", "replicasets", Some(&d.key.namespace)) {
+    for obj in candidates(world, d) {
         let owner = controller_ref(&obj).map(|r| str_at(r, "/uid").to_owned());
         // Another controller's ReplicaSet is none of our business: skip it before any copy
         // (a namespace may hold thousands).

@@ -255,7 +255,7 @@ fn related_pods(world: &World<'_>, rs: &Value) -> Vec<Arc<Value>> {
         return Vec::new();
     };
     let siblings: Vec<String> = world
-        .list("apps", "replicasets", Some(namespace(rs)))
+        .list_owned("apps", "replicasets", namespace(rs), &owner)
         .iter()
         .filter(|s| controller_ref(s).is_some_and(|r| str_at(r, "/uid") == owner))
         .map(|s| uid(s).to_owned())

@@ -2,10 +2,13 @@
 //! which kubectl's typed clients send (`kubectl create namespace|configmap|secret`): the
 //! `k8s\0` magic, a `runtime.Unknown` envelope naming the kind, and the kind's message,
 //! turned into the JSON object the rest of the server works on. Only the kinds in
-//! `schema` are decoded; others are refused as an unsupported media type.
+//! `schema` are decoded, and in them only the fields it lists: another kind, or a field
+//! set to anything but its zero value, is refused as an unsupported media type rather
+//! than dropped.
 
 mod schema;
 mod wire;
+mod workloads;
 
 use base64::Engine;
 use schema::{Field, Ty};
@@ -27,6 +30,9 @@ pub enum ProtobufError {
     /// A kind kube-sim has no protobuf schema for.
     #[error("{kind} in version {api_version:?} is not decoded from protobuf by kube-sim")]
     Unsupported { api_version: String, kind: String },
+    /// A field kube-sim's schema of the kind does not list, set to a non-zero value.
+    #[error("field {number} of {path} is not decoded from protobuf by kube-sim")]
+    UnknownField { path: String, number: u64 },
 }
 
 /// The object in a protobuf request body.
@@ -38,7 +44,7 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     while let Some((number, value)) = reader.field()? {
         match (number, value) {
             (schema::UNKNOWN_TYPE_META, Wire::Bytes(b)) => {
-                type_meta = message(b, schema::TYPE_META)?
+                type_meta = message(b, schema::TYPE_META, "TypeMeta")?
             }
             (schema::UNKNOWN_RAW, Wire::Bytes(b)) => raw = b,
             (schema::UNKNOWN_CONTENT_ENCODING, Wire::Bytes(b)) if !b.is_empty() => {
@@ -64,7 +70,7 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     let mut object = Map::new();
     object.insert("apiVersion".into(), json!(api_version));
     object.insert("kind".into(), json!(kind));
-    object.extend(message(raw, fields)?);
+    object.extend(message(raw, fields, &kind)?);
     Ok(Value::Object(object))
 }
 
@@ -107,21 +113,48 @@ fn time(b: &[u8]) -> Result<Option<Value>, WireError> {
         .map(|t| json!(t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())))
 }
 
+/// An `intstr.IntOrString` (type 1 is a string).
+fn int_or_string(b: &[u8]) -> Result<Value, WireError> {
+    let (mut ty, mut int, mut string) = (0, 0i64, Value::String(String::new()));
+    let mut reader = Reader::new(b);
+    while let Some((number, wire)) = reader.field()? {
+        match (number, wire) {
+            (1, Wire::Varint(t)) => ty = t,
+            (2, Wire::Varint(i)) => int = i64::from(i as i32),
+            (3, Wire::Bytes(s)) => string = text(s),
+            _ => {}
+        }
+    }
+    Ok(if ty == 1 { string } else { json!(int) })
+}
+
+/// A `resource.Quantity`: its string, field 1.
+fn quantity(b: &[u8]) -> Value {
+    message_bytes(b, 1).map(text).unwrap_or_else(|_| text(&[]))
+}
+
 /// One field's JSON value; `None` for what Go's JSON encoding leaves out (empty strings,
-/// the zero time, a zero generation).
-fn scalar(field: &Field, wire: Wire<'_>) -> Result<Option<Value>, ProtobufError> {
+/// the zero time, zero `omitempty` numbers and bools). Items of a repeated string are
+/// kept even when empty.
+fn scalar(field: &Field, wire: Wire<'_>, path: &str) -> Result<Option<Value>, ProtobufError> {
     Ok(match (field.ty, wire) {
-        (Ty::Str, Wire::Bytes([])) => None,
+        (Ty::Str, Wire::Bytes([])) if !field.repeated => None,
         (Ty::Str, Wire::Bytes(b)) => Some(text(b)),
-        (Ty::Bool, Wire::Varint(v)) => Some(json!(v != 0)),
-        (Ty::Int64, Wire::Varint(0)) if field.json == "generation" => None,
-        (Ty::Int64, Wire::Varint(v)) => Some(json!(v as i64)),
+        (Ty::Bool, Wire::Varint(0)) | (Ty::Int, Wire::Varint(0)) => None,
+        (Ty::Bool | Ty::OptBool, Wire::Varint(v)) => Some(json!(v != 0)),
+        // int32 and int64 alike: negative values are sign-extended to 64 bits.
+        (Ty::Int | Ty::OptInt, Wire::Varint(v)) => Some(json!(v as i64)),
         (Ty::Time, Wire::Bytes(b)) => time(b)?,
         (Ty::FieldsV1, Wire::Bytes(b)) => {
             let raw = message_bytes(b, 1)?;
             serde_json::from_slice(raw).ok()
         }
-        (Ty::Msg(fields), Wire::Bytes(b)) => Some(Value::Object(message(b, fields)?)),
+        (Ty::IntOrString, Wire::Bytes(b)) => Some(int_or_string(b)?),
+        (Ty::Msg(fields), Wire::Bytes(b)) => Some(Value::Object(message(
+            b,
+            fields,
+            &format!("{path}.{}", field.json),
+        )?)),
         _ => None,
     })
 }
@@ -137,19 +170,31 @@ fn message_bytes(b: &[u8], number: u64) -> Result<&[u8], WireError> {
     Ok(&[])
 }
 
-fn message(b: &[u8], fields: &[Field]) -> Result<Map<String, Value>, ProtobufError> {
+/// Whether a field's value is its zero value, as Go writes every unset non-pointer field.
+fn zero(wire: Wire<'_>) -> bool {
+    matches!(wire, Wire::Varint(0) | Wire::Bytes([]))
+}
+
+/// A message's fields as JSON; `path` names it in errors (`Deployment.spec`).
+fn message(b: &[u8], fields: &[Field], path: &str) -> Result<Map<String, Value>, ProtobufError> {
     let mut out = Map::new();
     let mut reader = Reader::new(b);
     while let Some((number, wire)) = reader.field()? {
         let Some(field) = fields.iter().find(|f| f.number == number) else {
-            continue;
+            if zero(wire) {
+                continue;
+            }
+            return Err(ProtobufError::UnknownField {
+                path: path.to_owned(),
+                number,
+            });
         };
         match (field.ty, wire) {
-            (Ty::StrMap | Ty::BytesMap, Wire::Bytes(b)) => {
-                let value_of = if matches!(field.ty, Ty::StrMap) {
-                    text
-                } else {
-                    base64
+            (Ty::StrMap | Ty::BytesMap | Ty::QuantityMap, Wire::Bytes(b)) => {
+                let value_of = match field.ty {
+                    Ty::StrMap => text,
+                    Ty::BytesMap => base64,
+                    _ => quantity,
                 };
                 let (k, v) = entry(b, value_of)?;
                 if let Value::Object(map) = out.entry(field.json).or_insert_with(|| json!({})) {
@@ -157,7 +202,7 @@ fn message(b: &[u8], fields: &[Field]) -> Result<Map<String, Value>, ProtobufErr
                 }
             }
             _ => {
-                let Some(value) = scalar(field, wire)? else {
+                let Some(value) = scalar(field, wire, path)? else {
                     continue;
                 };
                 if field.repeated {

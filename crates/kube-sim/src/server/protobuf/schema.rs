@@ -1,12 +1,24 @@
 //! The protobuf messages kube-sim decodes, by field number and JSON name, as Kubernetes'
-//! `generated.proto` files define them (k8s.io/api core/v1, apimachinery meta/v1).
+//! `generated.proto` files define them (k8s.io/api core/v1, apimachinery meta/v1), and
+//! which kinds have one.
 
-/// How a field is encoded and what it becomes in JSON.
+use super::workloads;
+
+/// How a field is encoded and what it becomes in JSON. Go's protobuf encoding writes
+/// every non-pointer field, zero or not, where its JSON leaves a zero `omitempty` field
+/// out; pointer fields are written only when set, and then kept even when zero.
 #[derive(Debug, Clone, Copy)]
 pub enum Ty {
+    /// A string; left out when empty (as every `omitempty` string is).
     Str,
+    /// A non-pointer `omitempty` bool: left out when false.
     Bool,
-    Int64,
+    /// A `*bool`: kept when false.
+    OptBool,
+    /// A non-pointer `omitempty` integer: left out when zero.
+    Int,
+    /// A pointer integer, or one JSON always writes (`containerPort`): kept when zero.
+    OptInt,
     /// `metav1.Time`: `{seconds, nanos}`, an RFC 3339 string in JSON.
     Time,
     /// `metav1.FieldsV1`: raw JSON bytes.
@@ -15,6 +27,10 @@ pub enum Ty {
     StrMap,
     /// `map<string, bytes>`; base64 values in JSON, as Go's `[]byte`.
     BytesMap,
+    /// `map<string, resource.Quantity>`; the quantities' strings in JSON.
+    QuantityMap,
+    /// `intstr.IntOrString`: `{type, intVal, strVal}`, a number or a string in JSON.
+    IntOrString,
     Msg(&'static [Field]),
 }
 
@@ -26,7 +42,7 @@ pub struct Field {
     pub repeated: bool,
 }
 
-const fn one(number: u64, json: &'static str, ty: Ty) -> Field {
+pub const fn one(number: u64, json: &'static str, ty: Ty) -> Field {
     Field {
         number,
         json,
@@ -35,7 +51,7 @@ const fn one(number: u64, json: &'static str, ty: Ty) -> Field {
     }
 }
 
-const fn many(number: u64, json: &'static str, ty: Ty) -> Field {
+pub const fn many(number: u64, json: &'static str, ty: Ty) -> Field {
     Field {
         number,
         json,
@@ -56,8 +72,8 @@ const OWNER_REFERENCE: &[Field] = &[
     one(3, "name", Ty::Str),
     one(4, "uid", Ty::Str),
     one(5, "apiVersion", Ty::Str),
-    one(6, "controller", Ty::Bool),
-    one(7, "blockOwnerDeletion", Ty::Bool),
+    one(6, "controller", Ty::OptBool),
+    one(7, "blockOwnerDeletion", Ty::OptBool),
 ];
 
 const MANAGED_FIELDS_ENTRY: &[Field] = &[
@@ -70,23 +86,28 @@ const MANAGED_FIELDS_ENTRY: &[Field] = &[
     one(8, "subresource", Ty::Str),
 ];
 
-const OBJECT_META: &[Field] = &[
+pub const OBJECT_META: &[Field] = &[
     one(1, "name", Ty::Str),
     one(2, "generateName", Ty::Str),
     one(3, "namespace", Ty::Str),
     one(4, "selfLink", Ty::Str),
     one(5, "uid", Ty::Str),
     one(6, "resourceVersion", Ty::Str),
-    one(7, "generation", Ty::Int64),
+    one(7, "generation", Ty::Int),
     one(8, "creationTimestamp", Ty::Time),
     one(9, "deletionTimestamp", Ty::Time),
-    one(10, "deletionGracePeriodSeconds", Ty::Int64),
+    one(10, "deletionGracePeriodSeconds", Ty::OptInt),
     many(11, "labels", Ty::StrMap),
     many(12, "annotations", Ty::StrMap),
     many(13, "ownerReferences", Ty::Msg(OWNER_REFERENCE)),
     many(14, "finalizers", Ty::Str),
     many(17, "managedFields", Ty::Msg(MANAGED_FIELDS_ENTRY)),
 ];
+
+/// A `status` kube-sim ignores on create; what kubectl sends is all zero values.
+pub const EMPTY_STATUS: &[Field] = &[];
+
+pub const LOCAL_OBJECT_REFERENCE: &[Field] = &[one(1, "name", Ty::Str)];
 
 const NAMESPACE: &[Field] = &[
     one(1, "metadata", Ty::Msg(OBJECT_META)),
@@ -98,7 +119,7 @@ const CONFIG_MAP: &[Field] = &[
     one(1, "metadata", Ty::Msg(OBJECT_META)),
     many(2, "data", Ty::StrMap),
     many(3, "binaryData", Ty::BytesMap),
-    one(4, "immutable", Ty::Bool),
+    one(4, "immutable", Ty::OptBool),
 ];
 
 const SECRET: &[Field] = &[
@@ -106,7 +127,60 @@ const SECRET: &[Field] = &[
     many(2, "data", Ty::BytesMap),
     one(3, "type", Ty::Str),
     many(4, "stringData", Ty::StrMap),
-    one(5, "immutable", Ty::Bool),
+    one(5, "immutable", Ty::OptBool),
+];
+
+const OBJECT_REFERENCE: &[Field] = &[
+    one(1, "kind", Ty::Str),
+    one(2, "namespace", Ty::Str),
+    one(3, "name", Ty::Str),
+    one(4, "uid", Ty::Str),
+    one(5, "apiVersion", Ty::Str),
+    one(6, "resourceVersion", Ty::Str),
+    one(7, "fieldPath", Ty::Str),
+];
+
+const SERVICE_ACCOUNT: &[Field] = &[
+    one(1, "metadata", Ty::Msg(OBJECT_META)),
+    many(2, "secrets", Ty::Msg(OBJECT_REFERENCE)),
+    many(3, "imagePullSecrets", Ty::Msg(LOCAL_OBJECT_REFERENCE)),
+    one(4, "automountServiceAccountToken", Ty::OptBool),
+];
+
+const SERVICE_PORT: &[Field] = &[
+    one(1, "name", Ty::Str),
+    one(2, "protocol", Ty::Str),
+    one(6, "appProtocol", Ty::Str),
+    one(3, "port", Ty::OptInt),
+    one(4, "targetPort", Ty::IntOrString),
+    one(5, "nodePort", Ty::Int),
+];
+
+const SERVICE_SPEC: &[Field] = &[
+    many(1, "ports", Ty::Msg(SERVICE_PORT)),
+    many(2, "selector", Ty::StrMap),
+    one(3, "clusterIP", Ty::Str),
+    many(18, "clusterIPs", Ty::Str),
+    one(4, "type", Ty::Str),
+    many(5, "externalIPs", Ty::Str),
+    one(7, "sessionAffinity", Ty::Str),
+    one(8, "loadBalancerIP", Ty::Str),
+    many(9, "loadBalancerSourceRanges", Ty::Str),
+    one(10, "externalName", Ty::Str),
+    one(11, "externalTrafficPolicy", Ty::Str),
+    one(12, "healthCheckNodePort", Ty::Int),
+    one(13, "publishNotReadyAddresses", Ty::Bool),
+    many(19, "ipFamilies", Ty::Str),
+    one(17, "ipFamilyPolicy", Ty::Str),
+    one(20, "allocateLoadBalancerNodePorts", Ty::OptBool),
+    one(21, "loadBalancerClass", Ty::Str),
+    one(22, "internalTrafficPolicy", Ty::Str),
+];
+
+const SERVICE: &[Field] = &[
+    one(1, "metadata", Ty::Msg(OBJECT_META)),
+    one(2, "spec", Ty::Msg(SERVICE_SPEC)),
+    one(3, "status", Ty::Msg(EMPTY_STATUS)),
 ];
 
 /// The message of a kind (`apiVersion`, `kind`), if kube-sim decodes it from protobuf.
@@ -115,6 +189,11 @@ pub fn kind(api_version: &str, kind: &str) -> Option<&'static [Field]> {
         ("v1", "Namespace") => Some(NAMESPACE),
         ("v1", "ConfigMap") => Some(CONFIG_MAP),
         ("v1", "Secret") => Some(SECRET),
+        ("v1", "ServiceAccount") => Some(SERVICE_ACCOUNT),
+        ("v1", "Service") => Some(SERVICE),
+        ("v1", "Pod") => Some(workloads::POD),
+        ("apps/v1", "Deployment") => Some(workloads::DEPLOYMENT),
+        ("batch/v1", "Job") => Some(workloads::JOB),
         _ => None,
     }
 }
