@@ -4,6 +4,7 @@ pub mod apply;
 pub mod connect;
 pub mod kinds;
 pub mod logs;
+pub mod raw;
 pub mod watch;
 
 pub use connect::{Connection, connect};
