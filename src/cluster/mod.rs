@@ -5,6 +5,7 @@ pub mod connect;
 pub mod kinds;
 pub mod logs;
 pub mod prune;
+pub mod raw;
 pub mod watch;
 
 pub use connect::{Connection, connect};

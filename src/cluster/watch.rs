@@ -1,8 +1,9 @@
 //! One watch per kind and namespace (kube-runtime watchers), merged into a single stream
 //! of what was seen. Watch, never poll: no request per resource per tick.
 
+use super::raw::RawObject;
 use futures::StreamExt;
-use kube::api::{Api, DynamicObject};
+use kube::api::Api;
 use kube::discovery::ApiResource;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -38,11 +39,8 @@ pub enum Seen {
     },
 }
 
-fn to_value(obj: DynamicObject, ar: &ApiResource) -> Value {
-    let mut v = serde_json::to_value(obj).unwrap_or_default();
-    v["apiVersion"] = Value::String(ar.api_version.clone());
-    v["kind"] = Value::String(ar.kind.clone());
-    v
+fn to_value(obj: RawObject, ar: &ApiResource) -> Value {
+    obj.into_value(ar)
 }
 
 /// A watch failure in a person's words: `list failed: 503 ServiceUnavailable: etcd ...`,
@@ -76,7 +74,7 @@ pub fn spawn(
         .iter()
         .enumerate()
         .map(|(index, scope)| {
-            let api: Api<DynamicObject> = match &scope.namespace {
+            let api: Api<RawObject> = match &scope.namespace {
                 Some(ns) => Api::namespaced_with(client.clone(), ns, &scope.resource),
                 None => Api::all_with(client.clone(), &scope.resource),
             };

@@ -188,6 +188,7 @@ fn crash_message(pod: &Pod, c: &ContainerStatus, before: i32, window: Duration) 
 
 /// Pass the rule's assessment through the window. `now` is the runner's time since the
 /// apply. Returns the assessment to judge, and when to look again if only time is missing.
+#[cfg(test)]
 pub fn settle(
     state: &mut Settling,
     assessment: Assessment,
@@ -195,9 +196,27 @@ pub fn settle(
     window: Duration,
     now: Duration,
 ) -> (Assessment, Option<Duration>) {
+    settle_with(state, assessment, || pods.to_vec(), window, now)
+}
+
+/// [`settle`] that reads the pods only when the window needs them: not with no window,
+/// nor for an assessment short of success before any baseline was taken.
+pub fn settle_with(
+    state: &mut Settling,
+    assessment: Assessment,
+    pods: impl FnOnce() -> Vec<Pod>,
+    window: Duration,
+    now: Duration,
+) -> (Assessment, Option<Duration>) {
     if window.is_zero() {
         return (assessment, None);
     }
+    // What the code below does without a baseline to compare against.
+    if state.baseline.is_none() && !matches!(assessment, Assessment::Succeeded { .. }) {
+        state.since = None;
+        return (assessment, None);
+    }
+    let pods = &pods();
     if let Some(baseline) = &state.baseline
         && let Some((pod, c)) = crashed(pods, baseline)
     {

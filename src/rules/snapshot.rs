@@ -3,6 +3,8 @@
 
 use crate::rules::error::RulesError;
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
+use crate::rules::network_storage::endpoints::SERVICE_NAME_LABEL;
+use crate::rules::network_storage::service::WORKLOAD_KINDS;
 use crate::rules::touched::Touched;
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
@@ -75,6 +77,11 @@ pub struct Snapshot {
     children: BTreeMap<String, BTreeSet<ObjectKey>>,
     /// involvedObject uid -> core/v1 Events about it.
     events: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// (namespace, pod template label, value) -> the workloads a Service may select
+    /// (`service::WORKLOAD_KINDS`) whose pod template carries that label.
+    templates: HashMap<(String, String, String), BTreeSet<ObjectKey>>,
+    /// (namespace, Service name label) -> the EndpointSlices labelled for it.
+    slices: HashMap<(Option<String>, String), BTreeSet<ObjectKey>>,
     /// The runner's registry lookups, by image reference; fed in like watch events.
     registry: RegistryViews,
     /// Objects seen and then deleted (and not seen again since).
@@ -107,6 +114,12 @@ impl Snapshot {
         }
         if let Some(uid) = involved_uid(&key, &obj) {
             self.events.entry(uid).or_default().insert(key.clone());
+        }
+        if let Some(service) = slice_of(&key, &obj) {
+            self.slices.entry(service).or_default().insert(key.clone());
+        }
+        for label in template_labels(&key, &obj) {
+            self.templates.entry(label).or_default().insert(key.clone());
         }
         if let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) {
             self.uids.insert(uid.to_owned(), key.clone());
@@ -179,6 +192,22 @@ impl Snapshot {
         };
         let owners = owner_uids(key, old);
         let involved = involved_uid(key, old);
+        if let Some(service) = slice_of(key, old)
+            && let Some(set) = self.slices.get_mut(&service)
+        {
+            set.remove(key);
+            if set.is_empty() {
+                self.slices.remove(&service);
+            }
+        }
+        for label in template_labels(key, old) {
+            if let Some(set) = self.templates.get_mut(&label) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.templates.remove(&label);
+                }
+            }
+        }
         if let Some(uid) = old.pointer("/metadata/uid").and_then(Value::as_str)
             && self.uids.get(uid) == Some(key)
         {
@@ -257,6 +286,51 @@ impl Snapshot {
             .collect()
     }
 
+    /// The EndpointSlices (discovery.k8s.io) labelled for Service `service`, ordered by
+    /// name; in `namespace`, or (with `None`) in every namespace.
+    pub fn slices_of<'a>(
+        &'a self,
+        service: &str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        let keys: Vec<&ObjectKey> = match namespace {
+            Some(ns) => self
+                .slices
+                .get(&(Some(ns.to_owned()), service.to_owned()))
+                .into_iter()
+                .flatten()
+                .collect(),
+            None => {
+                let mut all: Vec<&ObjectKey> = self
+                    .slices
+                    .iter()
+                    .filter(|((_, s), _)| s == service)
+                    .flat_map(|(_, keys)| keys)
+                    .collect();
+                all.sort();
+                all
+            }
+        };
+        keys.into_iter().filter_map(|k| self.objects.get(k))
+    }
+
+    /// Objects of one group and kind in `namespace` whose pod template carries the label
+    /// `label: value`, ordered by name; for the kinds a Service may select.
+    pub fn with_template_label<'a>(
+        &'a self,
+        (group, kind): (&'a str, &'a str),
+        namespace: &str,
+        (label, value): (&str, &str),
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        let at = (namespace.to_owned(), label.to_owned(), value.to_owned());
+        self.templates
+            .get(&at)
+            .into_iter()
+            .flatten()
+            .filter(move |k| k.group == group && k.kind == kind)
+            .filter_map(|k| self.objects.get(k))
+    }
+
     /// Records the runner's registry lookup for `image` (as the manifest writes it).
     pub fn set_registry_view(&mut self, image: &str, view: RegistryView) {
         self.registry.set(image, view);
@@ -303,6 +377,31 @@ fn owner_uids(key: &ObjectKey, obj: &Value) -> Vec<String> {
         .filter_map(|r| r.get("uid").and_then(Value::as_str))
         .map(str::to_owned)
         .collect()
+}
+
+/// (namespace, label, value) of a selectable workload's pod template labels.
+fn template_labels(key: &ObjectKey, obj: &Value) -> Vec<(String, String, String)> {
+    let (Some(ns), true) = (
+        &key.namespace,
+        WORKLOAD_KINDS.contains(&(key.group.as_str(), key.kind.as_str())),
+    ) else {
+        return Vec::new();
+    };
+    field(obj, &["spec", "template", "metadata", "labels"])
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((ns.clone(), k.clone(), v.as_str()?.to_owned())))
+        .collect()
+}
+
+/// (namespace, Service) an EndpointSlice is labelled for.
+fn slice_of(key: &ObjectKey, obj: &Value) -> Option<(Option<String>, String)> {
+    if key.group != "discovery.k8s.io" || key.kind != "EndpointSlice" {
+        return None;
+    }
+    let service = field(obj, &["metadata", "labels", SERVICE_NAME_LABEL])?.as_str()?;
+    Some((key.namespace.clone(), service.to_owned()))
 }
 
 fn involved_uid(key: &ObjectKey, obj: &Value) -> Option<String> {
@@ -464,6 +563,74 @@ mod tests {
         let touched = snap.take_touched();
         let web = Target::new("apps/v1", "Deployment", Some("shop"), "web");
         assert!(touched.affects(&web, None));
+    }
+
+    #[test]
+    fn slices_and_template_labels_follow_the_objects_last_version() {
+        let mut snap = Snapshot::new();
+        let slice = |name: &str, service: &str| {
+            json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": {"name": name, "namespace": "shop",
+                    "labels": {"kubernetes.io/service-name": service}}})
+        };
+        let deployment = |name: &str, app: &str| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "namespace": "shop"},
+                "spec": {"template": {"metadata": {"labels": {"app": app, "tier": "web"}}}}})
+        };
+        for obj in [
+            slice("web-b", "web"),
+            slice("web-a", "web"),
+            slice("api-a", "api"),
+            deployment("web", "web"),
+            deployment("web-canary", "web"),
+            deployment("api", "api"),
+        ] {
+            snap.upsert(obj).unwrap();
+        }
+        let names = |objs: Vec<&Value>| {
+            objs.iter()
+                .map(|v| v["metadata"]["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        let dep = ("apps", "Deployment");
+        assert_eq!(
+            names(snap.slices_of("web", Some("shop")).collect()),
+            ["web-a", "web-b"]
+        );
+        assert_eq!(
+            names(snap.slices_of("web", None).collect()),
+            ["web-a", "web-b"]
+        );
+        assert!(snap.slices_of("web", Some("blog")).next().is_none());
+        let web = |snap: &Snapshot| {
+            let found = snap.with_template_label(dep, "shop", ("app", "web"));
+            names(found.collect())
+        };
+        assert_eq!(web(&snap), ["web", "web-canary"]);
+        assert!(
+            snap.with_template_label(("apps", "ReplicaSet"), "shop", ("app", "web"))
+                .next()
+                .is_none()
+        );
+
+        // A new version moves the object in the indexes; a deleted one leaves them.
+        snap.upsert(slice("web-b", "api")).unwrap();
+        snap.upsert(deployment("web-canary", "api")).unwrap();
+        snap.remove(
+            "discovery.k8s.io/v1",
+            "EndpointSlice",
+            Some("shop"),
+            "web-a",
+        );
+        assert!(snap.slices_of("web", Some("shop")).next().is_none());
+        assert_eq!(
+            names(snap.slices_of("api", Some("shop")).collect()),
+            ["api-a", "web-b"]
+        );
+        assert_eq!(web(&snap), ["web"]);
+        snap.remove("apps/v1", "Deployment", Some("shop"), "web");
+        assert!(web(&snap).is_empty());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::rules::network_storage::service;
 use crate::rules::snapshot::{ObjectKey, field};
 use crate::rules::target::Target;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// Kinds whose rule reads the object, its descendants by owner, their Events and the
 /// registry views, and nothing else.
@@ -37,9 +37,14 @@ pub struct Touched {
     keys: BTreeSet<ObjectKey>,
     namespaces: BTreeSet<String>,
     /// (namespace, Service) named by the EndpointSlices touched.
-    slices: Vec<(String, String)>,
+    slices: BTreeSet<(String, String)>,
     /// (namespace, pod template labels) of the workloads touched, before and after.
     templates: Vec<(String, Value)>,
+    /// (namespace, label, value) -> the `templates` that carry that label, so a Service
+    /// looks only at the templates its selector could pick.
+    labelled: HashMap<(String, String, String), Vec<usize>>,
+    /// The namespaces of `templates`.
+    template_namespaces: BTreeSet<String>,
     /// A cluster-scoped object (a Node, a PersistentVolume, a CRD) changed.
     cluster: bool,
     /// Something every rule may read changed (the registry views).
@@ -71,12 +76,22 @@ impl Touched {
             ("discovery.k8s.io", "EndpointSlice") => {
                 let labels = field(obj, &["metadata", "labels", SERVICE_NAME_LABEL]);
                 if let Some(service) = labels.and_then(Value::as_str) {
-                    self.slices.push((ns.clone(), service.to_owned()));
+                    self.slices.insert((ns.clone(), service.to_owned()));
                 }
             }
             kind if service::WORKLOAD_KINDS.contains(&kind) => {
                 let labels = field(obj, &["spec", "template", "metadata", "labels"]);
                 let labels = labels.cloned().unwrap_or(Value::Null);
+                let index = self.templates.len();
+                for (k, v) in labels.as_object().into_iter().flatten() {
+                    if let Some(v) = v.as_str() {
+                        let at = (ns.clone(), k.clone(), v.to_owned());
+                        self.labelled.entry(at).or_default().push(index);
+                    }
+                }
+                if !self.template_namespaces.contains(ns) {
+                    self.template_namespaces.insert(ns.clone());
+                }
                 self.templates.push((ns.clone(), labels));
             }
             _ => {}
@@ -99,25 +114,59 @@ impl Touched {
     /// Whether `target`'s rule may read anything that changed; `live` is the target's
     /// object as last seen.
     pub fn affects(&self, target: &Target, live: Option<&Value>) -> bool {
-        if self.everything || self.keys.contains(&target.key()) {
+        self.affects_key(target, &target.key(), || live)
+    }
+
+    /// [`Touched::affects`] for a caller that keeps the target's `key` and looks up its
+    /// live object only when asked (only a Service's rule needs it here).
+    pub fn affects_key<'a>(
+        &self,
+        target: &Target,
+        key: &ObjectKey,
+        live: impl FnOnce() -> Option<&'a Value>,
+    ) -> bool {
+        if self.everything || self.keys.contains(key) {
             return true;
         }
-        let kind = (target.group(), target.kind());
-        if OWN_TREE.contains(&kind) || exists::is_plain(kind.0, kind.1) {
-            return false;
-        }
+        let kind = (key.group.as_str(), key.kind.as_str());
         let ns = target.id.namespace.as_deref().unwrap_or_default();
         if kind == ("", "Service") {
             return self
                 .slices
-                .iter()
-                .any(|(n, s)| n == ns && *s == target.id.name)
-                || self.templates.iter().any(|(n, labels)| {
-                    n == ns && live.is_none_or(|svc| service_selects(svc, labels))
-                });
+                .contains(&(ns.to_owned(), target.id.name.clone()))
+                || (self.template_namespaces.contains(ns) && self.selected_template(ns, live()));
+        }
+        if OWN_TREE.contains(&kind) || exists::is_plain(kind.0, kind.1) {
+            return false;
         }
         // A DaemonSet reads the Nodes too; every other rule may read its namespace.
         self.cluster || (kind != ("apps", "DaemonSet") && self.namespaces.contains(ns))
+    }
+}
+
+impl Touched {
+    /// Whether a touched workload template in `ns` is one Service `live` selects (any,
+    /// when the Service is not seen).
+    fn selected_template(&self, ns: &str, live: Option<&Value>) -> bool {
+        let Some(svc) = live else {
+            return self.template_namespaces.contains(ns);
+        };
+        let selector = field(svc, &["spec", "selector"]).and_then(Value::as_object);
+        let first = selector
+            .into_iter()
+            .flatten()
+            .find_map(|(k, v)| Some((k, v.as_str()?)));
+        let in_ns = |(n, labels): &(String, Value)| n == ns && service_selects(svc, labels);
+        match first {
+            // A template it selects carries its first pair.
+            Some((k, v)) => self
+                .labelled
+                .get(&(ns.to_owned(), k.clone(), v.to_owned()))
+                .into_iter()
+                .flatten()
+                .any(|&i| in_ns(&self.templates[i])),
+            None => self.templates.iter().any(in_ns),
+        }
     }
 }
 

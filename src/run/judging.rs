@@ -25,6 +25,8 @@ use tokio::time::Instant;
 
 struct Watched {
     pending: Pending,
+    /// The target's key in the snapshot, kept to look it up without allocating.
+    key: ObjectKey,
     deadline: Duration,
     last_state: Option<String>,
     /// The watch scopes whose first list this resource's rule reads.
@@ -89,13 +91,14 @@ fn assess(
     }
     let target = &w.pending.target;
     // Not seen, or deleted since (the rules tell the two apart).
-    let Some(obj) = snapshot.get_raw(&target.key()) else {
+    let Some(obj) = snapshot.get_raw(&w.key) else {
         return rules::assess(target, snapshot);
     };
     let window = settle::window(target, obj, settle_default);
     let assessment = rules::assess(target, snapshot);
-    let pods = settle::pods_of(target, snapshot);
-    let (assessment, wake) = settle::settle(&mut w.settling, assessment, &pods, window, elapsed);
+    let pods = || settle::pods_of(target, snapshot);
+    let (assessment, wake) =
+        settle::settle_with(&mut w.settling, assessment, pods, window, elapsed);
     w.wake = wake.map(|d| w.pending.applied_at + d);
     assessment
 }
@@ -274,6 +277,7 @@ pub async fn judge_all(
             );
             let left = run_deadline.saturating_duration_since(pending.applied_at);
             Watched {
+                key: pending.target.key(),
                 deadline: own.min(left),
                 depends_on: depends_on(&scopes, &pending.target),
                 pending,
@@ -309,8 +313,8 @@ pub async fn judge_all(
         let mut still = Vec::new();
         for mut w in watched {
             let due = w.wake.is_some_and(|t| now >= t) || now >= w.pending.applied_at + w.deadline;
-            let live = snapshot.get_raw(&w.pending.target.key());
-            if !(everything || due || touched.affects(&w.pending.target, live)) {
+            let live = || snapshot.get_raw(&w.key);
+            if !(everything || due || touched.affects_key(&w.pending.target, &w.key, live)) {
                 // Nothing it reads changed and no clock of its ran out: same as last time.
                 still.push(w);
                 continue;

@@ -22,13 +22,7 @@ pub struct Endpoints {
 impl Endpoints {
     pub fn of(service: &str, namespace: Option<&str>, snapshot: &Snapshot) -> Self {
         let mut out = Endpoints::default();
-        let slices = snapshot
-            .list_raw("discovery.k8s.io", "EndpointSlice", namespace)
-            .filter(|s| {
-                let labels = s.get("metadata").and_then(|m| m.get("labels"));
-                labels.and_then(|l| l.get(SERVICE_NAME_LABEL)?.as_str()) == Some(service)
-            });
-        for slice in slices {
+        for slice in snapshot.slices_of(service, namespace) {
             out.sliced = true;
             let endpoints = slice.get("endpoints").and_then(Value::as_array);
             for e in endpoints.into_iter().flatten() {

@@ -80,7 +80,18 @@ impl PodState {
 
 /// Classifies a pod; `events` are the core/v1 Events about it, `registry` the runner's
 /// registry lookups.
+#[cfg(test)]
 pub fn pod_state(pod: &Pod, events: &[Event], registry: &RegistryViews) -> PodState {
+    pod_state_with(pod, || events.to_vec(), registry)
+}
+
+/// [`pod_state`] that reads the pod's Events only when its status alone cannot tell
+/// (a ready, finished or doomed pod is classified without them).
+pub fn pod_state_with(
+    pod: &Pod,
+    events: impl FnOnce() -> Vec<Event>,
+    registry: &RegistryViews,
+) -> PodState {
     let status = pod.status.clone().unwrap_or_default();
     match status.phase.as_deref() {
         Some("Succeeded") => return PodState::Completed,
@@ -99,6 +110,7 @@ pub fn pod_state(pod: &Pod, events: &[Event], registry: &RegistryViews) -> PodSt
     if let Some(d) = doom(pod) {
         return PodState::Doomed(d);
     }
+    let events = &events();
     match image_pull_state(pod, events, registry) {
         Some(PullDecision::Doomed(d)) => return PodState::Doomed(d),
         Some(PullDecision::Waiting(t)) => return PodState::Pulling(t),
