@@ -75,10 +75,15 @@ pub async fn apply_with(
     let api = api_for(client, ar, namespace);
     let patch = Patch::Apply(object);
     let obj = retrying("apply", || api.patch(name, &params, &patch)).await?;
+    Ok(stamped(&obj, ar))
+}
+
+/// `obj` as JSON, with the apiVersion and kind a server may leave out of a typed answer.
+fn stamped(obj: &DynamicObject, ar: &ApiResource) -> Value {
     let mut v = serde_json::to_value(obj).unwrap_or_default();
     v["apiVersion"] = Value::String(ar.api_version.clone());
     v["kind"] = Value::String(ar.kind.clone());
-    Ok(v)
+    v
 }
 
 /// Send a write, again (with back-off) while the server answers "later"; each attempt is
@@ -132,32 +137,10 @@ pub async fn live(
     name: &str,
 ) -> Result<Option<Value>, Rejection> {
     let api = api_for(client, ar, namespace);
-    let answer = tokio::time::timeout(super::REQUEST_TIMEOUT, api.get_opt(name))
-        .await
-        .map_err(|_| Rejection {
-            code: None,
-            message: format!(
-                "the API server did not answer within {}s",
-                super::REQUEST_TIMEOUT.as_secs()
-            ),
-        })?;
-    match answer {
-        Ok(None) => Ok(None),
-        Ok(Some(obj)) => {
-            let mut v = serde_json::to_value(obj).unwrap_or_default();
-            v["apiVersion"] = Value::String(ar.api_version.clone());
-            v["kind"] = Value::String(ar.kind.clone());
-            Ok(Some(v))
-        }
-        Err(kube::Error::Api(s)) => Err(Rejection {
-            code: Some(s.code),
-            message: s.message,
-        }),
-        Err(e) => Err(Rejection {
-            code: None,
-            message: format!("{e:#}"),
-        }),
-    }
+    let Some(obj) = retrying("read", || api.get_opt(name)).await? else {
+        return Ok(None);
+    };
+    Ok(Some(stamped(&obj, ar)))
 }
 
 /// The cluster's CRDs, as JSON, to read their annotations; none when they cannot be
