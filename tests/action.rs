@@ -129,6 +129,43 @@ async fn command_plan_puts_what_would_change_in_the_job_summary_and_changes_noth
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_applyset_prunes_what_the_manifests_no_longer_declare() {
+    let (sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    write_manifest(&runner, "old", "registry.local/shop/web:1");
+    let prune = [("applyset", "shop"), ("prune-allow-namespaces", "default")];
+    let (runner, run) = run_action(runner, deploy_inputs(&kubeconfig, &prune)).await;
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert!(sim.get("apps/v1", "Deployment", "default", "old").is_some());
+
+    std::fs::remove_file(runner.workspace().join("k8s/old.yaml")).unwrap();
+    let (runner, run) = run_action(runner, deploy_inputs(&kubeconfig, &prune)).await;
+    assert_eq!(run.exit, 0, "{}", run.log);
+    let report: serde_json::Value = serde_json::from_str(&run.outputs["report"]).unwrap();
+    let pruned: Vec<&str> = report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["change"]["action"] == "pruned")
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(pruned, ["old"], "{report:#}");
+    assert!(sim.get("apps/v1", "Deployment", "default", "old").is_none());
+    assert!(sim.get("apps/v1", "Deployment", "default", "web").is_some());
+
+    // `default` is guarded: without the allowance nothing is applied or pruned.
+    let (_runner, run) =
+        run_action(runner, deploy_inputs(&kubeconfig, &[("applyset", "shop")])).await;
+    assert_eq!(run.exit, 2, "{}", run.log);
+    assert!(
+        run.log.contains("--prune would prune in namespace default"),
+        "{}",
+        run.log
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_image_fails_with_exit_1_and_an_error_at_its_image_line() {
     let (_sim, kubeconfig) = cluster().await;
     let runner = Runner::new(&repo_root());
