@@ -332,7 +332,8 @@ async fn finish(
     secrets: &[String],
 ) -> anyhow::Result<u8> {
     // Cluster text (logs, events, messages) may quote a secret: masked before any rendering.
-    let outcome = crate::github::redact_run(&outcome, secrets);
+    let mut outcome = crate::github::redact_run(&outcome, secrets);
+    outcome.done = config.mode.done();
 
     let report = crate::report::to_json(&outcome);
     if let Some(path) = &config.report {

@@ -24,6 +24,18 @@ pub enum Mode {
     Run,
 }
 
+impl Mode {
+    /// What a successful run of this mode did to its resources: `3 resources restarted`.
+    pub fn done(self) -> &'static str {
+        match self {
+            Mode::Deploy | Mode::DryRun | Mode::Check => "deployed",
+            Mode::Watch => "ready",
+            Mode::Restart => "restarted",
+            Mode::Run => "completed",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub mode: Mode,

@@ -150,6 +150,10 @@ pub struct RunOutcome {
     /// Seconds the run took, start to verdict.
     pub seconds: f64,
     pub outcomes: Vec<Outcome>,
+    /// What a success did to the resources, for the check run's title: `deployed`,
+    /// `restarted`, `completed` (see [`Mode::done`](crate::config::Mode::done)).
+    #[serde(skip)]
+    pub done: &'static str,
 }
 
 impl RunOutcome {
@@ -161,6 +165,7 @@ impl RunOutcome {
             images: None,
             seconds,
             outcomes,
+            done: "deployed",
         }
     }
 

@@ -93,7 +93,7 @@ pub fn title(run: &RunOutcome, stage: Stage) -> String {
     } else if succeeded == 0 {
         "no resources to deploy".to_owned()
     } else {
-        format!("{} deployed", plural(succeeded, "resource"))
+        format!("{} {}", plural(succeeded, "resource"), run.done)
     };
     let dry = if run.dry_run && !(stage == Stage::InProgress && run.outcomes.is_empty()) {
         "dry run: "

@@ -114,6 +114,16 @@ fn titles_name_counts_and_reasons_in_one_line() {
         Completed,
         "4 resources deployed",
     );
+    // restart, run and watch say what they did.
+    for (mode, title) in [
+        (crate::config::Mode::Restart, "4 resources restarted"),
+        (crate::config::Mode::Run, "4 resources completed"),
+        (crate::config::Mode::Watch, "4 resources ready"),
+    ] {
+        let mut run = fixtures::all_success_run();
+        run.done = mode.done();
+        case_title(&run, Completed, title);
+    }
     let one = vec![fixtures::successes().remove(0)];
     case_title(
         &RunOutcome::new(false, 0.2, one.clone()),
