@@ -86,6 +86,23 @@ fn stamped(obj: &DynamicObject, ar: &ApiResource) -> Value {
     v
 }
 
+/// One request, bounded by the request timeout: `Err` when it did not answer in time
+/// (`what` names it in the message), else the server's answer.
+pub(crate) async fn timed<T>(
+    what: &str,
+    request: impl std::future::Future<Output = Result<T, kube::Error>>,
+) -> Result<Result<T, kube::Error>, Rejection> {
+    tokio::time::timeout(super::REQUEST_TIMEOUT, request)
+        .await
+        .map_err(|_| Rejection {
+            code: None,
+            message: format!(
+                "the API server did not answer the {what} within {}s",
+                super::REQUEST_TIMEOUT.as_secs()
+            ),
+        })
+}
+
 /// Send a write, again (with back-off) while the server answers "later"; each attempt is
 /// bounded by the request timeout. `what` names the write in the timeout's message.
 pub async fn retrying<T, F, Fut>(what: &str, mut send: F) -> Result<T, Rejection>
@@ -96,16 +113,7 @@ where
     let mut delay = Duration::from_millis(500);
     let mut attempt = 1;
     loop {
-        let Ok(answer) = tokio::time::timeout(super::REQUEST_TIMEOUT, send()).await else {
-            return Err(Rejection {
-                code: None,
-                message: format!(
-                    "the API server did not answer the {what} within {}s",
-                    super::REQUEST_TIMEOUT.as_secs()
-                ),
-            });
-        };
-        match answer {
+        match timed(what, send()).await? {
             Ok(obj) => return Ok(obj),
             Err(e) if attempt < ATTEMPTS && retryable(&e) => {
                 tokio::time::sleep(delay).await;

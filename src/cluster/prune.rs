@@ -2,7 +2,7 @@
 //! members by label, delete them in the background. Waiting for them to go is a watch
 //! (`cluster/watch.rs`).
 
-use super::apply::{Rejection, api_for, apply_with};
+use super::apply::{Rejection, api_for, apply_with, timed};
 use crate::prune::applyset::PARENT_FIELD_MANAGER;
 use kube::api::{DeleteParams, ListParams, PatchParams, Preconditions};
 use kube::discovery::ApiResource;
@@ -25,16 +25,7 @@ async fn bounded<T>(
     what: &str,
     request: impl Future<Output = Result<T, kube::Error>>,
 ) -> Result<T, Rejection> {
-    match tokio::time::timeout(super::REQUEST_TIMEOUT, request).await {
-        Ok(answer) => answer.map_err(rejection),
-        Err(_) => Err(Rejection {
-            code: None,
-            message: format!(
-                "the API server did not answer the {what} within {}s",
-                super::REQUEST_TIMEOUT.as_secs()
-            ),
-        }),
-    }
+    timed(what, request).await?.map_err(rejection)
 }
 
 /// The object, or `None` when it does not exist.

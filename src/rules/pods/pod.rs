@@ -4,7 +4,7 @@
 //! deleted has failed: it will only go away, whatever waiting is done.
 
 use crate::rules::assessment::Assessment;
-use crate::rules::pods::pod_state::{PodState, pod_state_with};
+use crate::rules::pods::pod_state::{PodState, pod_state_in};
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::workloads::generation::unreadable;
 use crate::verdict::Reason;
@@ -34,14 +34,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         .as_ref()
         .and_then(|s| s.restart_policy.as_deref())
         .is_none_or(|p| p == "Always");
-    let events = || {
-        pod.metadata
-            .uid
-            .as_deref()
-            .map(|u| snapshot.events_for(u))
-            .unwrap_or_default()
-    };
-    let state = pod_state_with(&pod, events, snapshot.registry_views());
+    let state = pod_state_in(&pod, snapshot);
     match state {
         PodState::Completed => Assessment::succeeded("completed"),
         PodState::Terminated { .. } => Assessment::failed(Reason::PodFailed, state.detail()),

@@ -4,7 +4,7 @@
 use crate::outcome::ContainerRef;
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_failure::Doom;
-use crate::rules::pods::pod_state::{PodState, pod_state_with};
+use crate::rules::pods::pod_state::{PodState, pod_state_in};
 use crate::rules::snapshot::Snapshot;
 use crate::verdict::Reason;
 use k8s_openapi::api::core::v1::Pod;
@@ -59,19 +59,7 @@ impl PodSet {
         let (states, images) = pods
             .iter()
             .filter(|p| p.metadata.deletion_timestamp.is_none())
-            .map(|p| {
-                let events = || {
-                    p.metadata
-                        .uid
-                        .as_deref()
-                        .map(|uid| snapshot.events_for(uid))
-                        .unwrap_or_default()
-                };
-                (
-                    pod_state_with(p, events, snapshot.registry_views()),
-                    images_of(p),
-                )
-            })
+            .map(|p| (pod_state_in(p, snapshot), images_of(p)))
             .filter(|(s, _)| !s.is_terminal())
             .unzip();
         PodSet { states, images }

@@ -85,6 +85,19 @@ pub fn pod_state(pod: &Pod, events: &[Event], registry: &RegistryViews) -> PodSt
     pod_state_with(pod, || events.to_vec(), registry)
 }
 
+/// [`pod_state_with`] for a pod of `snapshot`: its Events and the registry views come
+/// from there, the Events read only when needed.
+pub fn pod_state_in(pod: &Pod, snapshot: &crate::rules::snapshot::Snapshot) -> PodState {
+    let events = || {
+        pod.metadata
+            .uid
+            .as_deref()
+            .map(|uid| snapshot.events_for(uid))
+            .unwrap_or_default()
+    };
+    pod_state_with(pod, events, snapshot.registry_views())
+}
+
 /// [`pod_state`] that reads the pod's Events only when its status alone cannot tell
 /// (a ready, finished or doomed pod is classified without them).
 pub fn pod_state_with(
