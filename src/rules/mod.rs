@@ -3,6 +3,7 @@
 //! The top level holds what every rule shares (the snapshot they read, the target they
 //! judge, the assessment they return); each folder holds the rules of one concern.
 
+pub mod affected;
 pub mod annotations;
 pub mod assess;
 pub mod assessment;
@@ -21,6 +22,7 @@ pub mod workloads;
 #[cfg(test)]
 mod fixtures;
 
+pub use affected::Affected;
 pub use annotations::timeout::deadline_for;
 pub use annotations::validate::validate;
 pub use assess::assess;

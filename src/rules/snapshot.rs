@@ -106,7 +106,13 @@ impl Snapshot {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
-        self.touch(&key);
+        // A workload's status changes often; a Service reads none of it.
+        let read_by_services = !WORKLOAD_KINDS.contains(&(key.group.as_str(), key.kind.as_str()))
+            || self
+                .objects
+                .get(&key)
+                .is_none_or(|old| service_view(old) != service_view(&obj));
+        self.touch(&key, read_by_services);
         self.unindex(&key);
         self.deleted.remove(&key);
         for uid in owner_uids(&key, &obj) {
@@ -126,14 +132,14 @@ impl Snapshot {
         }
         self.objects.insert(key.clone(), obj);
         // Owners or the involved object may differ from the old version's.
-        self.touch(&key);
+        self.touch(&key, read_by_services);
         Ok(())
     }
 
     /// Forgets an object after a DELETED watch event.
     pub fn remove(&mut self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) {
         let key = ObjectKey::new(api_version, kind, namespace, name);
-        self.touch(&key);
+        self.touch(&key, true);
         self.unindex(&key);
         if self.objects.remove(&key).is_some() {
             self.deleted.insert(key);
@@ -142,25 +148,29 @@ impl Snapshot {
 
     /// Marks `key` touched, with the object an Event of it is about and the owners up the
     /// chain as far as they have been seen (an owner seen later touches itself then).
-    fn touch(&mut self, key: &ObjectKey) {
-        let mut next = vec![key.clone()];
-        let mut root = true;
-        while let Some(key) = next.pop() {
+    /// `contents`: whether what a Service's rule reads of the object may have changed.
+    fn touch(&mut self, key: &ObjectKey, contents: bool) {
+        let mut next = vec![(key.clone(), true)];
+        while let Some((key, root)) = next.pop() {
             // The root's chain is walked every time: its owners may have just changed.
             let new = self.touched.key(&key);
-            if !std::mem::take(&mut root) && !new {
+            if !root && !new {
                 continue;
             }
             let Some(obj) = self.objects.get(&key) else {
                 continue;
             };
-            self.touched.contents(&key, obj);
+            // Only the changed object's own fields changed: an owner reached from it (a
+            // Deployment from its pod) keeps its template labels, which Services read.
+            if root && contents {
+                self.touched.contents(&key, obj);
+            }
             if key.group.is_empty() && key.kind == "Event" {
                 let about = |f: &str| field(obj, &["involvedObject", f])?.as_str();
                 if let (Some(av), Some(kind), Some(name)) =
                     (about("apiVersion"), about("kind"), about("name"))
                 {
-                    next.push(ObjectKey::new(av, kind, about("namespace"), name));
+                    next.push((ObjectKey::new(av, kind, about("namespace"), name), false));
                 }
             }
             let owners = field(obj, &["metadata", "ownerReferences"]).and_then(Value::as_array);
@@ -170,7 +180,7 @@ impl Snapshot {
                 .filter_map(|r| r.get("uid")?.as_str())
             {
                 if let Some(owner) = self.uids.get(uid) {
-                    next.push(owner.clone());
+                    next.push((owner.clone(), false));
                 }
             }
         }
@@ -357,6 +367,17 @@ impl Snapshot {
     }
 }
 
+/// What a Service's rule reads of a workload it may select (see `service::scaled_to_zero`):
+/// template labels, replicas, owners and deletion.
+fn service_view(obj: &Value) -> [Option<&Value>; 4] {
+    [
+        field(obj, &["spec", "template", "metadata", "labels"]),
+        field(obj, &["spec", "replicas"]),
+        field(obj, &["metadata", "ownerReferences"]),
+        field(obj, &["metadata", "deletionTimestamp"]),
+    ]
+}
+
 fn remove_from(index: &mut BTreeMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
     if let Some(set) = index.get_mut(uid) {
         set.remove(key);
@@ -521,7 +542,8 @@ mod tests {
     fn a_pod_event_touches_the_pod_its_replicaset_and_deployment_and_nothing_else() {
         let mut snap = Snapshot::new();
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": "shop", "uid": "dep-web"}});
+            "metadata": {"name": "web", "namespace": "shop", "uid": "dep-web"},
+            "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}});
         let other = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "api", "namespace": "shop", "uid": "dep-api"}});
         let rs = fixtures::replica_set("7d4b9c", "2", "dep-web", 1, 0, "2025-03-04T10:15:00Z");
@@ -557,11 +579,43 @@ mod tests {
         assert!(affects("ReplicaSet", "web-7d4b9c"));
         assert!(affects("Deployment", "web"));
         assert!(!affects("Deployment", "api"));
+        let web = Target::new("apps/v1", "Deployment", Some("shop"), "web");
+        // A Service selecting web reads its template labels, which a pod's change leaves
+        // as they were.
+        let service = Target::new("v1", "Service", Some("shop"), "web");
+        let live = json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "shop"}, "spec": {"selector": {"app": "web"}}});
+        assert!(!touched.affects(&service, Some(&live)));
+        let mut changed = snap
+            .get_raw(&ObjectKey::new(
+                "apps/v1",
+                "Deployment",
+                Some("shop"),
+                "web",
+            ))
+            .unwrap()
+            .clone();
+        changed["status"] = json!({"replicas": 1, "updatedReplicas": 1});
+        snap.upsert(changed.clone()).unwrap();
+        let status_only = snap.take_touched();
+        assert!(
+            status_only.affects(&web, None),
+            "its own rule reads its status"
+        );
+        assert!(
+            !status_only.affects(&service, Some(&live)),
+            "a Service reads no status of the workloads it selects"
+        );
+        changed["spec"]["replicas"] = json!(0);
+        snap.upsert(changed).unwrap();
+        assert!(
+            snap.take_touched().affects(&service, Some(&live)),
+            "its own change is read"
+        );
 
         // A deleted pod still touches the chain it had.
         snap.remove("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
         let touched = snap.take_touched();
-        let web = Target::new("apps/v1", "Deployment", Some("shop"), "web");
         assert!(touched.affects(&web, None));
     }
 

@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, HashMap};
 
 /// Kinds whose rule reads the object, its descendants by owner, their Events and the
 /// registry views, and nothing else.
-const OWN_TREE: [(&str, &str); 11] = [
+pub(crate) const OWN_TREE: [(&str, &str); 11] = [
     ("", "Pod"),
     ("", "Namespace"),
     ("apps", "Deployment"),
@@ -34,21 +34,21 @@ const OWN_TREE: [(&str, &str); 11] = [
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Touched {
-    keys: BTreeSet<ObjectKey>,
-    namespaces: BTreeSet<String>,
+    pub(crate) keys: BTreeSet<ObjectKey>,
+    pub(crate) namespaces: BTreeSet<String>,
     /// (namespace, Service) named by the EndpointSlices touched.
-    slices: BTreeSet<(String, String)>,
+    pub(crate) slices: BTreeSet<(String, String)>,
     /// (namespace, pod template labels) of the workloads touched, before and after.
-    templates: Vec<(String, Value)>,
+    pub(crate) templates: Vec<(String, Value)>,
     /// (namespace, label, value) -> the `templates` that carry that label, so a Service
     /// looks only at the templates its selector could pick.
     labelled: HashMap<(String, String, String), Vec<usize>>,
     /// The namespaces of `templates`.
-    template_namespaces: BTreeSet<String>,
+    pub(crate) template_namespaces: BTreeSet<String>,
     /// A cluster-scoped object (a Node, a PersistentVolume, a CRD) changed.
-    cluster: bool,
+    pub(crate) cluster: bool,
     /// Something every rule may read changed (the registry views).
-    everything: bool,
+    pub(crate) everything: bool,
 }
 
 impl Touched {
@@ -173,8 +173,13 @@ impl Touched {
 /// Whether Service `svc`'s selector picks pods with `labels`; a Service without one reads
 /// no workloads.
 fn service_selects(svc: &Value, labels: &Value) -> bool {
-    let selector = field(svc, &["spec", "selector"]).and_then(Value::as_object);
-    selector.is_some_and(|sel| {
+    selector_selects(field(svc, &["spec", "selector"]), labels)
+}
+
+/// Whether a Service's `spec.selector` picks pods with `labels`; an absent or empty one
+/// picks none.
+pub(crate) fn selector_selects(selector: Option<&Value>, labels: &Value) -> bool {
+    selector.and_then(Value::as_object).is_some_and(|sel| {
         let pairs = sel
             .iter()
             .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
@@ -183,14 +188,22 @@ fn service_selects(svc: &Value, labels: &Value) -> bool {
 }
 
 #[cfg(test)]
+impl Touched {
+    /// Records `obj` as changed, as the snapshot does when it arrives (for tests).
+    pub(crate) fn changed(&mut self, obj: &Value) {
+        let key = ObjectKey::of(obj).unwrap();
+        self.key(&key);
+        self.contents(&key, obj);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     fn touch(touched: &mut Touched, obj: &Value) {
-        let key = ObjectKey::of(obj).unwrap();
-        touched.key(&key);
-        touched.contents(&key, obj);
+        touched.changed(obj);
     }
 
     fn deployment(name: &str, app: &str) -> Value {

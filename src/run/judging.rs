@@ -1,6 +1,7 @@
 //! The judging loop: feed what the watchers see into the snapshot, re-assess the undecided
-//! resources the change can affect (see `rules::touched`), and stop when each has a verdict, or as soon as one has failed
-//! (fail fast: the result cannot improve). Event-driven: it wakes on a watch event, on the
+//! resources the change can affect (found through `rules::affected`), and stop when each
+//! has a verdict, or as soon as one has failed (fail fast: the result cannot improve).
+//! Event-driven: it wakes on a watch event (and gathers what follows within 20 ms), on the
 //! next deadline or at the end of a stability window, never on a polling tick. No resource
 //! is judged before every watch it depends on has delivered its first complete list.
 
@@ -14,7 +15,7 @@ use crate::manifest::Manifest;
 use crate::observe::{Observer, RunEvent, STATUS_EVERY};
 use crate::outcome::{Outcome, RunOutcome};
 use crate::rules::settle::{self, Settling};
-use crate::rules::{self, Assessment, ObjectKey, Snapshot, Target};
+use crate::rules::{self, Affected, Assessment, ObjectKey, Snapshot, Target};
 use crate::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
@@ -22,6 +23,11 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+/// How long the loop keeps gathering watch events after the first of a batch before it
+/// judges: short against the verdict's latency, long enough that a burst of changes (a
+/// Deployment's pods becoming ready together) is judged once instead of once per event.
+const BATCH_WINDOW: Duration = Duration::from_millis(20);
 
 struct Watched {
     pending: Pending,
@@ -287,6 +293,12 @@ pub async fn judge_all(
             }
         })
         .collect();
+    // Undecided resources, by index into `watched`, and what can affect each.
+    let mut open: BTreeSet<usize> = (0..watched.len()).collect();
+    let mut affected = Affected::new();
+    for (i, w) in watched.iter().enumerate() {
+        affected.add(i, &w.pending.target, None);
+    }
     let mut snapshot = Snapshot::new();
     let mut members = HashMap::new();
     let mut listed = HashSet::new();
@@ -310,18 +322,24 @@ pub async fn judge_all(
         let listing = (listed.len(), troubles.values().map(|t| t.0).sum::<usize>());
         // Which lists have arrived or failed changes what every rule may say.
         let everything = last_listing.replace(listing) != Some(listing);
-        let mut still = Vec::new();
-        for mut w in watched {
-            let due = w.wake.is_some_and(|t| now >= t) || now >= w.pending.applied_at + w.deadline;
-            let live = || snapshot.get_raw(&w.key);
-            if !(everything || due || touched.affects_key(&w.pending.target, &w.key, live)) {
-                // Nothing it reads changed and no clock of its ran out: same as last time.
-                still.push(w);
+        let mut candidates: BTreeSet<usize> = if everything {
+            open.clone()
+        } else {
+            affected.of(&touched, |k| snapshot.get_raw(k))
+        };
+        // No clock of a resource runs out unless it is due: cheap to ask every one.
+        candidates.extend(open.iter().copied().filter(|&i| {
+            let w = &watched[i];
+            w.wake.is_some_and(|t| now >= t) || now >= w.pending.applied_at + w.deadline
+        }));
+        for i in candidates {
+            if !open.contains(&i) {
                 continue;
             }
+            let w = &mut watched[i];
             let elapsed = now.saturating_duration_since(w.pending.applied_at);
             let assessment = assess(
-                &mut w,
+                w,
                 &snapshot,
                 &scopes,
                 (&listed, &troubles),
@@ -352,7 +370,7 @@ pub async fn judge_all(
                         conn,
                         &snapshot,
                         &manifests[w.pending.index],
-                        &w,
+                        w,
                         verdict,
                         container,
                     )
@@ -362,6 +380,8 @@ pub async fn judge_all(
                         RunEvent::Verdict(Box::new(outcome.clone())),
                     );
                     outcomes.push(outcome);
+                    open.remove(&i);
+                    affected.remove(i);
                 }
                 None => {
                     if w.last_state.as_deref() != Some(state.as_str()) {
@@ -374,12 +394,10 @@ pub async fn judge_all(
                         );
                         w.last_state = Some(state);
                     }
-                    still.push(w);
                 }
             }
         }
-        watched = still;
-        if watched.is_empty() {
+        if open.is_empty() {
             break;
         }
         let first_failure = outcomes
@@ -394,11 +412,12 @@ pub async fn judge_all(
                 start.elapsed(),
                 RunEvent::FailFast {
                     failed,
-                    unfinished: watched.len(),
+                    unfinished: open.len(),
                 },
             );
-            for w in watched.drain(..) {
-                let outcome = unfinished(&w, &manifests[w.pending.index], &name);
+            for i in std::mem::take(&mut open) {
+                let w = &watched[i];
+                let outcome = unfinished(w, &manifests[w.pending.index], &name);
                 observer.event(
                     start.elapsed(),
                     RunEvent::Verdict(Box::new(outcome.clone())),
@@ -407,8 +426,9 @@ pub async fn judge_all(
             }
             break;
         }
-        let next = watched
+        let next = open
             .iter()
+            .map(|&i| &watched[i])
             .flat_map(|w| [Some(w.pending.applied_at + w.deadline), w.wake])
             .flatten()
             .min()
@@ -417,8 +437,18 @@ pub async fn judge_all(
             seen = rx.recv(), if watchers_alive => match seen {
                 Some(seen) => {
                     observe(&mut snapshot, &mut members, (&mut listed, &mut troubles, &optional), seen, observer, start.elapsed());
-                    while let Ok(more) = rx.try_recv() {
-                        observe(&mut snapshot, &mut members, (&mut listed, &mut troubles, &optional), more, observer, start.elapsed());
+                    // What arrives within the batch window is judged together: a rollout's
+                    // pods change in bursts, and each resource is then judged once per burst.
+                    let until = Instant::now() + BATCH_WINDOW;
+                    loop {
+                        match tokio::time::timeout_at(until, rx.recv()).await {
+                            Ok(Some(more)) => observe(&mut snapshot, &mut members, (&mut listed, &mut troubles, &optional), more, observer, start.elapsed()),
+                            Ok(None) => {
+                                watchers_alive = false;
+                                break;
+                            }
+                            Err(_) => break,
+                        }
                     }
                 }
                 None => watchers_alive = false,
@@ -426,8 +456,9 @@ pub async fn judge_all(
             Some((image, view)) = view_rx.recv() => snapshot.set_registry_view(&image, view),
             () = tokio::time::sleep_until(next_status) => {
                 next_status += STATUS_EVERY;
-                let pending = watched
+                let pending = open
                     .iter()
+                    .map(|&i| &watched[i])
                     .map(|w| {
                         let state = w.last_state.clone().unwrap_or_default();
                         (w.pending.target.id.clone(), state)
