@@ -184,10 +184,10 @@ impl Affected {
 
     /// The registered resources whose rule may read anything in `touched`, in id order.
     /// `live` gives an object as last seen: a touched Service is re-indexed from it first.
-    pub fn of<'a>(
+    pub fn of(
         &mut self,
         touched: &Touched,
-        live: impl Fn(&ObjectKey) -> Option<&'a Value>,
+        live: impl Fn(&ObjectKey) -> Option<Value>,
     ) -> BTreeSet<usize> {
         if touched.everything {
             return self.entries.keys().copied().collect();
@@ -202,7 +202,7 @@ impl Affected {
                     .filter(|id| self.entries[id].reads == Reads::Service)
                     .collect();
                 for id in services {
-                    self.index_service(id, live(key));
+                    self.index_service(id, live(key).as_ref());
                 }
             }
         }
@@ -349,7 +349,7 @@ mod tests {
                 .iter()
                 .filter_map(|(t, live)| Some((t.key(), live.clone()?)))
                 .collect();
-            let found = affected.of(&touched, |k| lives.get(k));
+            let found = affected.of(&touched, |k| lives.get(k).cloned());
             let mut wanted = asked_one_by_one(&all, &touched);
             wanted.retain(|i| !decided.contains(i));
             prop_assert_eq!(found, wanted);
@@ -377,21 +377,35 @@ mod tests {
         // The Service arrives: its key is touched, and it is indexed by what it selects.
         let mut arrived = Touched::default();
         arrived.key(&target.key());
-        assert_eq!(affected.of(&arrived, |k| lives.get(k)), BTreeSet::from([0]));
-        assert!(affected.of(&api_template(), |k| lives.get(k)).is_empty());
+        assert_eq!(
+            affected.of(&arrived, |k| lives.get(k).cloned()),
+            BTreeSet::from([0])
+        );
+        assert!(
+            affected
+                .of(&api_template(), |k| lives.get(k).cloned())
+                .is_empty()
+        );
 
         // Its selector is changed to pick api in the same batch that touches api.
         let lives = HashMap::from([(target.key(), service("shop", "web", json!({"app": "api"})))]);
         let mut both = api_template();
         both.key(&target.key());
-        assert_eq!(affected.of(&both, |k| lives.get(k)), BTreeSet::from([0]));
         assert_eq!(
-            affected.of(&api_template(), |k| lives.get(k)),
+            affected.of(&both, |k| lives.get(k).cloned()),
+            BTreeSet::from([0])
+        );
+        assert_eq!(
+            affected.of(&api_template(), |k| lives.get(k).cloned()),
             BTreeSet::from([0])
         );
 
         affected.remove(0);
-        assert!(affected.of(&api_template(), |k| lives.get(k)).is_empty());
+        assert!(
+            affected
+                .of(&api_template(), |k| lives.get(k).cloned())
+                .is_empty()
+        );
         let mut all = Touched::default();
         all.everything();
         assert!(

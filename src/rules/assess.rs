@@ -12,10 +12,17 @@ use crate::rules::workloads::{
     cronjob, daemonset, deployment, hpa, job, pdb, replicaset, statefulset,
 };
 use crate::verdict::Reason;
+use serde_json::Value;
 
 /// Where `target` stands given everything seen so far.
 pub fn assess(target: &Target, snapshot: &Snapshot) -> Assessment {
-    let Some(obj) = snapshot.get_raw(&target.key()) else {
+    assess_seen(target, snapshot.get_raw(&target.key()).as_ref(), snapshot)
+}
+
+/// [`assess`] for a caller that has read the target's object (`obj`, `None` when it is
+/// not in the snapshot) already.
+pub fn assess_seen(target: &Target, obj: Option<&Value>, snapshot: &Snapshot) -> Assessment {
+    let Some(obj) = obj else {
         return match (target.group(), target.kind()) {
             // Nothing recreates a pod applied by name once it is gone.
             ("", "Pod") if snapshot.was_deleted(&target.key()) => {
@@ -53,7 +60,7 @@ mod tests {
     use crate::rules::fixtures;
     use crate::rules::judge;
     use crate::verdict::Verdict;
-    use serde_json::{Value, json};
+    use serde_json::json;
     use std::time::Duration;
 
     use fixtures::snapshot;

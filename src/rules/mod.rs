@@ -25,7 +25,7 @@ mod fixtures;
 pub use affected::Affected;
 pub use annotations::timeout::deadline_for;
 pub use annotations::validate::validate;
-pub use assess::assess;
+pub use assess::{assess, assess_seen};
 pub use assessment::{Assessment, judge};
 pub use error::RulesError;
 pub use images::image_evidence::{PullDecision, PullTrouble, image_pull_state};

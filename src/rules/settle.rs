@@ -69,7 +69,7 @@ pub fn pods_of(target: &Target, snapshot: &Snapshot) -> Vec<Pod> {
     };
     let uid = obj.pointer("/metadata/uid").and_then(Value::as_str);
     let pods: Vec<Pod> = match (target.kind(), uid) {
-        ("Pod", _) => typed(obj).into_iter().collect(),
+        ("Pod", _) => typed(&obj).into_iter().collect(),
         ("Deployment", Some(uid)) => snapshot
             .children::<ReplicaSet>(uid)
             .into_iter()

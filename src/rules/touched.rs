@@ -9,9 +9,8 @@
 //! never starved of a re-assessment, only made slower.
 
 use crate::rules::exists;
-use crate::rules::network_storage::endpoints::SERVICE_NAME_LABEL;
 use crate::rules::network_storage::service;
-use crate::rules::snapshot::{ObjectKey, field};
+use crate::rules::snapshot::{Links, ObjectKey, field};
 use crate::rules::target::Target;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -68,33 +67,26 @@ impl Touched {
         true
     }
 
-    /// Records what a Service's rule may read of a touched `obj`: the Service an
-    /// EndpointSlice is for, or a workload's pod template labels.
-    pub(crate) fn contents(&mut self, key: &ObjectKey, obj: &Value) {
+    /// Records what a Service's rule may read of a touched object (`links`, as the
+    /// snapshot read them): the Service an EndpointSlice is for, or a workload's pod
+    /// template labels.
+    pub(crate) fn contents(&mut self, key: &ObjectKey, links: &Links) {
         let Some(ns) = &key.namespace else { return };
-        match (key.group.as_str(), key.kind.as_str()) {
-            ("discovery.k8s.io", "EndpointSlice") => {
-                let labels = field(obj, &["metadata", "labels", SERVICE_NAME_LABEL]);
-                if let Some(service) = labels.and_then(Value::as_str) {
-                    self.slices.insert((ns.clone(), service.to_owned()));
+        if let Some(service) = &links.slice_for {
+            self.slices.insert((ns.clone(), service.clone()));
+        }
+        if let Some(labels) = &links.template {
+            let index = self.templates.len();
+            for (k, v) in labels.as_object().into_iter().flatten() {
+                if let Some(v) = v.as_str() {
+                    let at = (ns.clone(), k.clone(), v.to_owned());
+                    self.labelled.entry(at).or_default().push(index);
                 }
             }
-            kind if service::WORKLOAD_KINDS.contains(&kind) => {
-                let labels = field(obj, &["spec", "template", "metadata", "labels"]);
-                let labels = labels.cloned().unwrap_or(Value::Null);
-                let index = self.templates.len();
-                for (k, v) in labels.as_object().into_iter().flatten() {
-                    if let Some(v) = v.as_str() {
-                        let at = (ns.clone(), k.clone(), v.to_owned());
-                        self.labelled.entry(at).or_default().push(index);
-                    }
-                }
-                if !self.template_namespaces.contains(ns) {
-                    self.template_namespaces.insert(ns.clone());
-                }
-                self.templates.push((ns.clone(), labels));
+            if !self.template_namespaces.contains(ns) {
+                self.template_namespaces.insert(ns.clone());
             }
-            _ => {}
+            self.templates.push((ns.clone(), labels.clone()));
         }
     }
 
@@ -193,7 +185,7 @@ impl Touched {
     pub(crate) fn changed(&mut self, obj: &Value) {
         let key = ObjectKey::of(obj).unwrap();
         self.key(&key);
-        self.contents(&key, obj);
+        self.contents(&key, &Links::of(&key, obj));
     }
 }
 

@@ -6,7 +6,7 @@ use super::evidence;
 use crate::manifest::Manifest;
 use crate::outcome::{ContainerRef, Outcome, ResourceId};
 use crate::registry::{Credentials, Lookup, Registry};
-use crate::rules::{RegistryView, Snapshot, Touched};
+use crate::rules::{ObjectKey, RegistryView, Snapshot, Touched};
 use crate::verdict::{Reason, Verdict};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -251,9 +251,8 @@ impl Lookups {
         tx: &mpsc::Sender<(String, RegistryView)>,
     ) {
         let secrets = snapshot
-            .list_raw("", "Pod", Some(namespace))
-            .find(|p| p.pointer("/metadata/name").and_then(Value::as_str) == Some(pod))
-            .map(pull_secrets)
+            .get_raw(&ObjectKey::new("v1", "Pod", Some(namespace), pod))
+            .map(|p| pull_secrets(&p))
             .unwrap_or_default();
         self.start(image.to_owned(), namespace, secrets, tx).await;
     }
@@ -317,11 +316,10 @@ fn pull_secrets(pod: &Value) -> Vec<String> {
 }
 
 /// (image, namespace, imagePullSecrets) of every container waiting on a failing pull.
-fn images_in_trouble<'a>(
-    pods: impl Iterator<Item = &'a Value>,
-) -> Vec<(String, String, Vec<String>)> {
+fn images_in_trouble(pods: impl Iterator<Item = Value>) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
     for pod in pods {
+        let pod = &pod;
         let ns = pod
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)

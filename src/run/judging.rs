@@ -100,8 +100,8 @@ fn assess(
     let Some(obj) = snapshot.get_raw(&w.key) else {
         return rules::assess(target, snapshot);
     };
-    let window = settle::window(target, obj, settle_default);
-    let assessment = rules::assess(target, snapshot);
+    let window = settle::window(target, &obj, settle_default);
+    let assessment = rules::assess_seen(target, Some(&obj), snapshot);
     let pods = || settle::pods_of(target, snapshot);
     let (assessment, wake) =
         settle::settle_with(&mut w.settling, assessment, pods, window, elapsed);

@@ -148,7 +148,7 @@ impl RolloutConditions {
 /// The rollout conditions the CRD of `group`/`kind` declares, if the CRD is in the
 /// snapshot and carries the annotation.
 /// The CRD that defines `group`/`kind`, when the snapshot has it.
-pub fn crd_of<'a>(snapshot: &'a Snapshot, group: &str, kind: &str) -> Option<&'a Value> {
+pub fn crd_of(snapshot: &Snapshot, group: &str, kind: &str) -> Option<Value> {
     snapshot
         .list_raw("apiextensions.k8s.io", "CustomResourceDefinition", None)
         .find(|c| {

@@ -126,13 +126,14 @@ fn scaled_to_zero(
     // Only workloads whose template carries the selector's first pair can match it.
     let first = selector.iter().next();
     for (group, kind) in WORKLOAD_KINDS {
-        let workloads: Box<dyn Iterator<Item = &Value>> = match (ns, first) {
+        let workloads: Box<dyn Iterator<Item = Value>> = match (ns, first) {
             (Some(ns), Some((k, v))) => {
                 Box::new(snapshot.with_template_label((group, kind), ns, (k, v)))
             }
             _ => Box::new(snapshot.list_raw(group, kind, ns)),
         };
         for w in workloads {
+            let w = &w;
             let owned = field(w, &["metadata", "ownerReferences"])
                 .and_then(Value::as_array)
                 .is_some_and(|refs| {

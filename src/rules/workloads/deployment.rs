@@ -296,7 +296,7 @@ mod tests {
     fn case(target: &Target, objects: Vec<Value>, expected: (Option<Reason>, &str)) {
         let snap = snapshot(objects);
         let obj = snap.get_raw(&target.key()).unwrap();
-        let got = assess(obj, target, &snap);
+        let got = assess(&obj, target, &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
         assert_eq!(
             matches!(got, Assessment::Succeeded { .. }),
