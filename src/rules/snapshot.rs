@@ -133,7 +133,7 @@ impl Links {
     }
 
     /// (namespace, label, value) of a selectable workload's pod template labels.
-    fn template_labels(&self, key: &ObjectKey) -> Vec<(String, String, String)> {
+    pub(crate) fn template_labels(&self, key: &ObjectKey) -> Vec<(String, String, String)> {
         let (Some(ns), Some(labels)) = (&key.namespace, &self.template) else {
             return Vec::new();
         };
@@ -235,15 +235,10 @@ impl Snapshot {
     pub fn remove(&mut self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) {
         let key = ObjectKey::new(api_version, kind, namespace, name);
         self.touch(&key, true);
-        if self.forget(&key) {
+        self.unindex(&key);
+        if self.objects.remove(&key).is_some() {
             self.deleted.insert(key);
         }
-    }
-
-    /// Drops `key` and its index entries; whether it was known.
-    fn forget(&mut self, key: &ObjectKey) -> bool {
-        self.unindex(key);
-        self.objects.remove(key).is_some()
     }
 
     /// Marks `key` touched, with the object an Event of it is about and the owners up the

@@ -77,11 +77,8 @@ impl Touched {
         }
         if let Some(labels) = &links.template {
             let index = self.templates.len();
-            for (k, v) in labels.as_object().into_iter().flatten() {
-                if let Some(v) = v.as_str() {
-                    let at = (ns.clone(), k.clone(), v.to_owned());
-                    self.labelled.entry(at).or_default().push(index);
-                }
+            for at in links.template_labels(key) {
+                self.labelled.entry(at).or_default().push(index);
             }
             if !self.template_namespaces.contains(ns) {
                 self.template_namespaces.insert(ns.clone());

@@ -145,8 +145,6 @@ impl RolloutConditions {
     }
 }
 
-/// The rollout conditions the CRD of `group`/`kind` declares, if the CRD is in the
-/// snapshot and carries the annotation.
 /// The CRD that defines `group`/`kind`, when the snapshot has it.
 pub fn crd_of(snapshot: &Snapshot, group: &str, kind: &str) -> Option<Value> {
     snapshot
@@ -157,6 +155,8 @@ pub fn crd_of(snapshot: &Snapshot, group: &str, kind: &str) -> Option<Value> {
         })
 }
 
+/// The rollout conditions the CRD of `group`/`kind` declares, if the CRD is in the
+/// snapshot and carries the annotation.
 pub fn declared_for(
     snapshot: &Snapshot,
     group: &str,
