@@ -92,6 +92,23 @@ impl World<'_> {
         }
     }
 
+    /// Objects of a resource in `namespace` whose flat `spec.selector` may match an
+    /// object labelled `labels`, by name. Callers still match the whole selector.
+    pub fn list_selecting(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        labels: &serde_json::Map<String, Value>,
+    ) -> Vec<Arc<Value>> {
+        self.store.list_selecting(group, plural, namespace, labels)
+    }
+
+    /// Keys of the objects, in any collection, with an owner reference to `uid`.
+    pub fn dependents(&self, uid: &str) -> Vec<ObjectKey> {
+        self.store.dependents(uid)
+    }
+
     /// The store key of an object, from its apiVersion, kind, namespace and name.
     pub fn key_of(&self, object: &Value) -> Option<ObjectKey> {
         key_of(self.registry, object)

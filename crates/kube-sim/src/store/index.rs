@@ -1,6 +1,8 @@
-//! Secondary indexes of the store, so a controller finds an owner's pods or the pods a
-//! selector names without scanning its namespace: names by owner uid and by label, per
-//! collection (group, plural, namespace), kept in name order like the collection itself.
+//! Secondary indexes of the store, so a controller finds an owner's pods, the pods a
+//! selector names or the Services that may select a pod without scanning its namespace:
+//! names by owner uid, by label and by selector pair, per collection (group, plural,
+//! namespace), kept in name order like the collection itself; and the dependents of an
+//! owner uid across every collection, for the garbage collector.
 
 use super::ObjectKey;
 use serde_json::Value;
@@ -11,6 +13,9 @@ use std::collections::{BTreeSet, HashMap};
 enum By {
     Owner(String),
     Label(String, String),
+    /// The first pair of a flat `spec.selector` map (a Service's): every object that
+    /// selector matches carries this label, so a pod's labels find all candidates.
+    Selects(String, String),
 }
 
 /// (group, plural, namespace, by) → names of the objects.
@@ -19,6 +24,26 @@ type Entry = (String, String, String, By);
 #[derive(Debug, Default)]
 pub(super) struct Index {
     names: HashMap<Entry, BTreeSet<String>>,
+    /// Owner uid → keys of the objects with an owner reference to it, in any collection.
+    dependents: HashMap<String, BTreeSet<ObjectKey>>,
+}
+
+fn owner_uids(object: &Value) -> impl Iterator<Item = &str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["uid"].as_str())
+}
+
+/// The first pair of `spec.selector` when it is a non-empty map of strings.
+fn selector_pair(object: &Value) -> Option<(&str, &str)> {
+    let sel = object["spec"]["selector"].as_object()?;
+    if !sel.values().all(Value::is_string) {
+        return None;
+    }
+    let (k, v) = sel.iter().next()?;
+    Some((k, v.as_str()?))
 }
 
 fn entries(key: &ObjectKey, object: &Value) -> Vec<Entry> {
@@ -30,27 +55,23 @@ fn entries(key: &ObjectKey, object: &Value) -> Vec<Entry> {
             by,
         )
     };
-    let meta = &object["metadata"];
-    let owners = meta["ownerReferences"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r["uid"].as_str())
-        .map(|uid| entry(By::Owner(uid.to_owned())));
-    let labels = meta["labels"]
+    let owners = owner_uids(object).map(|uid| entry(By::Owner(uid.to_owned())));
+    let labels = object["metadata"]["labels"]
         .as_object()
         .into_iter()
         .flatten()
         .filter_map(|(k, v)| Some(entry(By::Label(k.clone(), v.as_str()?.to_owned()))));
-    owners.chain(labels).collect()
+    let selects =
+        selector_pair(object).map(|(k, v)| entry(By::Selects(k.to_owned(), v.to_owned())));
+    owners.chain(labels).chain(selects).collect()
 }
 
 impl Index {
     /// Index `object` stored at `key`, in place of `old`.
     pub(super) fn replace(&mut self, key: &ObjectKey, old: Option<&Value>, object: Option<&Value>) {
-        let old = old.map(|o| entries(key, o)).unwrap_or_default();
+        let gone = old.map(|o| entries(key, o)).unwrap_or_default();
         let new = object.map(|o| entries(key, o)).unwrap_or_default();
-        for e in old.iter().filter(|e| !new.contains(e)) {
+        for e in gone.iter().filter(|e| !new.contains(e)) {
             if let Some(set) = self.names.get_mut(e) {
                 set.remove(&key.name);
                 if set.is_empty() {
@@ -58,9 +79,50 @@ impl Index {
                 }
             }
         }
-        for e in new.into_iter().filter(|e| !old.contains(e)) {
+        for e in new.into_iter().filter(|e| !gone.contains(e)) {
             self.names.entry(e).or_default().insert(key.name.clone());
         }
+        let old_uids: BTreeSet<&str> = old.into_iter().flat_map(owner_uids).collect();
+        let new_uids: BTreeSet<&str> = object.into_iter().flat_map(owner_uids).collect();
+        for uid in old_uids.difference(&new_uids) {
+            if let Some(set) = self.dependents.get_mut(*uid) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.dependents.remove(*uid);
+                }
+            }
+        }
+        for uid in new_uids.difference(&old_uids) {
+            self.dependents
+                .entry((*uid).to_owned())
+                .or_default()
+                .insert(key.clone());
+        }
+    }
+
+    /// Keys of the objects, in any collection, with an owner reference to `uid`.
+    pub(super) fn dependents(&self, uid: &str) -> Vec<ObjectKey> {
+        self.dependents
+            .get(uid)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Names of the objects in one namespace whose flat selector may match an object
+    /// with these labels (each found once); callers still match the whole selector.
+    pub(super) fn selecting<'a>(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Vec<String> {
+        let mut names = BTreeSet::new();
+        for (k, v) in labels {
+            let by = By::Selects(k.to_owned(), v.to_owned());
+            names.extend(self.find(group, plural, namespace, by));
+        }
+        names.into_iter().collect()
     }
 
     fn find(&self, group: &str, plural: &str, namespace: &str, by: By) -> Vec<String> {
@@ -131,5 +193,50 @@ mod tests {
         index.replace(&b, Some(&pod("u1", "web")), None);
         assert!(index.owned("", "pods", "ns", "u1").is_empty());
         assert!(index.labeled("", "pods", "ns", "app", "web").is_empty());
+    }
+
+    #[test]
+    fn finds_dependents_across_collections_and_services_by_selector_pair() {
+        let mut index = Index::default();
+        let rs = ObjectKey::new("apps", "replicasets", "ns", "web-1");
+        let web_pod = ObjectKey::new("", "pods", "ns", "web-1-a");
+        index.replace(&rs, None, Some(&pod("dep", "web")));
+        index.replace(&web_pod, None, Some(&pod("dep", "web")));
+        assert_eq!(index.dependents("dep"), [web_pod.clone(), rs.clone()]);
+        index.replace(&rs, Some(&pod("dep", "web")), None);
+        assert_eq!(index.dependents("dep"), [web_pod]);
+
+        let svc = |sel: Value| json!({"spec": {"selector": sel}});
+        let web = ObjectKey::new("", "services", "ns", "web");
+        let both = ObjectKey::new("", "services", "ns", "both");
+        let rc = ObjectKey::new("apps", "deployments", "ns", "d");
+        index.replace(&web, None, Some(&svc(json!({"app": "web"}))));
+        index.replace(&both, None, Some(&svc(json!({"tier": "fe", "app": "web"}))));
+        // A labelSelector (matchLabels) is not a flat selector: not indexed.
+        index.replace(
+            &rc,
+            None,
+            Some(&svc(json!({"matchLabels": {"app": "web"}}))),
+        );
+        let labels = [("app", "web"), ("tier", "fe")];
+        assert_eq!(
+            index.selecting("", "services", "ns", labels),
+            ["both", "web"]
+        );
+        assert_eq!(
+            index.selecting("", "services", "ns", [("app", "web")]),
+            ["web"]
+        );
+        assert!(
+            index
+                .selecting("apps", "deployments", "ns", labels)
+                .is_empty()
+        );
+        index.replace(
+            &web,
+            Some(&svc(json!({"app": "web"}))),
+            Some(&svc(json!({}))),
+        );
+        assert_eq!(index.selecting("", "services", "ns", labels), ["both"]);
     }
 }

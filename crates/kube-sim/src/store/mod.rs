@@ -185,6 +185,28 @@ impl Store {
         lookup(&inner, group, plural, namespace, names)
     }
 
+    /// Objects of a resource in `namespace` whose flat `spec.selector` (a Service's) may
+    /// match an object labelled `labels`, by name. Callers still match the whole selector.
+    pub fn list_selecting(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        labels: &Map<String, Value>,
+    ) -> Vec<Arc<Value>> {
+        let inner = self.lock();
+        let pairs = labels
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
+        let names = inner.index.selecting(group, plural, namespace, pairs);
+        lookup(&inner, group, plural, namespace, names)
+    }
+
+    /// Keys of the objects, in any collection, with an owner reference to `uid`.
+    pub fn dependents(&self, uid: &str) -> Vec<ObjectKey> {
+        self.lock().index.dependents(uid)
+    }
+
     /// Subscribe to every change from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
         self.tx.subscribe()

@@ -58,12 +58,7 @@ impl Controller for GarbageCollector {
                 vec![change.key.clone()]
             };
         }
-        let gone = uid(&change.object);
-        all_objects(world, None)
-            .into_iter()
-            .filter(|(_, obj)| owner_refs(obj).iter().any(|r| str_at(r, "/uid") == gone))
-            .map(|(key, _)| key)
-            .collect()
+        world.dependents(uid(&change.object))
     }
 
     fn resync(&self, world: &World<'_>) -> Vec<ObjectKey> {

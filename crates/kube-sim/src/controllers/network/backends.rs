@@ -9,7 +9,7 @@ use crate::engine::World;
 use crate::store::{Change, ObjectKey};
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 pub(crate) fn service_key(namespace: &str, name: &str) -> ObjectKey {
@@ -36,21 +36,18 @@ pub(crate) fn services_for(change: &Change, world: &World<'_>) -> Vec<ObjectKey>
     if !key.in_collection("", "pods", None) {
         return Vec::new();
     }
-    let objects: Vec<_> = std::iter::once(&change.object)
-        .chain(change.previous.as_ref())
-        .collect();
-    world
-        .list("", "services", Some(&key.namespace))
-        .iter()
-        .filter(|svc| {
-            selector(svc).is_some_and(|sel| {
-                objects
-                    .iter()
-                    .any(|o| map_selector_matches(sel, &labels(o)))
-            })
-        })
-        .map(|svc| service_key(namespace(svc), name(svc)))
-        .collect()
+    // Candidates come from the store's selector index (each Service under one of its
+    // selector's pairs), so a pod change does not scan every Service of the namespace.
+    let mut keys = BTreeSet::new();
+    for pod in std::iter::once(&change.object).chain(change.previous.as_ref()) {
+        let pod_labels = labels(pod);
+        for svc in world.list_selecting("", "services", &key.namespace, &pod_labels) {
+            if selector(&svc).is_some_and(|sel| map_selector_matches(sel, &pod_labels)) {
+                keys.insert(service_key(namespace(&svc), name(&svc)));
+            }
+        }
+    }
+    keys.into_iter().collect()
 }
 
 /// Pods the Service selects, by name.
