@@ -19,16 +19,18 @@ pub struct WatchScope {
     pub labels: Option<String>,
 }
 
-/// What a watcher saw. Objects carry apiVersion and kind.
+/// What a watcher saw. Objects carry apiVersion and kind; an upserted or listed object
+/// comes as the `T` the caller's `prepare` made of it in the watcher's own task (the raw
+/// `Value` by default), so a parsed object need not wait in the channel.
 #[derive(Debug, Clone)]
-pub enum Seen {
-    Upsert(Value),
+pub enum Seen<T = Value> {
+    Upsert(T),
     Delete(Value),
     /// The complete current set of a scope (after a (re)list): anything else of that scope
     /// is gone.
     Relisted {
         scope: usize,
-        objects: Vec<Value>,
+        objects: Vec<T>,
     },
     /// The watch failed and is backing off (shown, never fatal). `forbidden`: the list was
     /// refused 403, so waiting will not bring it.
@@ -64,11 +66,14 @@ pub fn describe(error: &watcher::Error) -> String {
     }
 }
 
-/// Start one watcher task per scope; they end when the receiver is dropped.
-pub fn spawn(
+/// Start one watcher task per scope; they end when the receiver is dropped. `prepare`
+/// turns each upserted or listed object into what is sent; objects it returns `None` for
+/// are left out.
+pub fn spawn<T: Send + 'static>(
     client: &kube::Client,
     scopes: &[WatchScope],
-    tx: &mpsc::Sender<Seen>,
+    tx: &mpsc::Sender<Seen<T>>,
+    prepare: fn(Value) -> Option<T>,
 ) -> Vec<JoinHandle<()>> {
     scopes
         .iter()
@@ -89,14 +94,17 @@ pub fn spawn(
                 let mut buffer = Vec::new();
                 while let Some(item) = stream.next().await {
                     let seen = match item {
-                        Ok(Event::Apply(o)) => Seen::Upsert(to_value(o, &ar)),
+                        Ok(Event::Apply(o)) => match prepare(to_value(o, &ar)) {
+                            Some(t) => Seen::Upsert(t),
+                            None => continue,
+                        },
                         Ok(Event::Delete(o)) => Seen::Delete(to_value(o, &ar)),
                         Ok(Event::Init) => {
                             buffer.clear();
                             continue;
                         }
                         Ok(Event::InitApply(o)) => {
-                            buffer.push(to_value(o, &ar));
+                            buffer.extend(prepare(to_value(o, &ar)));
                             continue;
                         }
                         Ok(Event::InitDone) => Seen::Relisted {

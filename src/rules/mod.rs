@@ -31,6 +31,6 @@ pub use error::RulesError;
 pub use images::image_evidence::{PullDecision, PullTrouble, image_pull_state};
 pub use images::pull_error::{PullErrorClass, classify};
 pub use images::registry_view::{RegistryView, RegistryViews};
-pub use snapshot::{ObjectKey, Snapshot};
+pub use snapshot::{ObjectKey, Prepared, Snapshot};
 pub use target::Target;
 pub use touched::Touched;

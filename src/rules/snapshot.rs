@@ -78,6 +78,34 @@ struct Stored {
     links: Links,
 }
 
+/// An object made ready for [`Snapshot::insert`]: key, compact text (less
+/// `metadata.managedFields`) and index links. Made where the object arrives, in its
+/// watcher's task, so the judging loop neither parses nor waits on a parsed `Value`.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    key: ObjectKey,
+    stored: Stored,
+}
+
+impl Prepared {
+    pub fn of(mut obj: Value) -> Result<Self, RulesError> {
+        let key = ObjectKey::of(&obj).ok_or(RulesError::ObjectWithoutIdentity)?;
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        let links = Links::of(&key, &obj);
+        let text = obj.to_string().into_boxed_str();
+        Ok(Prepared {
+            key,
+            stored: Stored { text, links },
+        })
+    }
+
+    pub fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+}
+
 /// What an object puts in the indexes and where a change of it reaches, read once when it
 /// arrives.
 #[derive(Debug, Clone, Default)]
@@ -187,12 +215,17 @@ impl Snapshot {
     /// was known about it. Merged Events arrive again with a higher `count` and replace too.
     /// `metadata.managedFields`, often the larger part of an object, is dropped: no rule
     /// reads it.
-    pub fn upsert(&mut self, mut obj: Value) -> Result<(), RulesError> {
-        let key = ObjectKey::of(&obj).ok_or(RulesError::ObjectWithoutIdentity)?;
-        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.remove("managedFields");
-        }
-        let links = Links::of(&key, &obj);
+    pub fn upsert(&mut self, obj: Value) -> Result<(), RulesError> {
+        self.insert(Prepared::of(obj)?);
+        Ok(())
+    }
+
+    /// [`Snapshot::upsert`] of an object already [`Prepared`].
+    pub fn insert(&mut self, prepared: Prepared) {
+        let Prepared {
+            key,
+            stored: Stored { text, links },
+        } = prepared;
         // A workload's status changes often; a Service reads none of it.
         let read_by_services = links.service_view.is_none()
             || self
@@ -224,16 +257,18 @@ impl Snapshot {
         if let Some(uid) = &links.uid {
             self.uids.insert(uid.clone(), key.clone());
         }
-        let text = obj.to_string().into_boxed_str();
         self.objects.insert(key.clone(), Stored { text, links });
         // Owners or the involved object may differ from the old version's.
         self.touch(&key, read_by_services);
-        Ok(())
     }
 
     /// Forgets an object after a DELETED watch event.
     pub fn remove(&mut self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) {
-        let key = ObjectKey::new(api_version, kind, namespace, name);
+        self.remove_key(ObjectKey::new(api_version, kind, namespace, name));
+    }
+
+    /// [`Snapshot::remove`] by key.
+    pub fn remove_key(&mut self, key: ObjectKey) {
         self.touch(&key, true);
         self.unindex(&key);
         if self.objects.remove(&key).is_some() {

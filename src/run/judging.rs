@@ -15,10 +15,9 @@ use crate::manifest::Manifest;
 use crate::observe::{Observer, RunEvent, STATUS_EVERY};
 use crate::outcome::{Outcome, RunOutcome};
 use crate::rules::settle::{self, Settling};
-use crate::rules::{self, Affected, Assessment, ObjectKey, Snapshot, Target};
+use crate::rules::{self, Affected, Assessment, ObjectKey, Prepared, Snapshot, Target};
 use crate::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Pod;
-use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -127,51 +126,37 @@ fn unfinished(w: &Watched, manifest: &Manifest, failed: &str) -> Outcome {
     )
 }
 
-/// (apiVersion, kind, namespace, name) of a watched object.
-type Key = (String, String, Option<String>, String);
 /// The objects each watch scope last listed, to drop what a relist no longer shows.
-type Members = HashMap<usize, BTreeSet<Key>>;
+type Members = HashMap<usize, BTreeSet<ObjectKey>>;
 
 /// How often each watch scope's list or watch failed, and the last error.
 type Troubles = HashMap<usize, (usize, String)>;
-
-fn key_of(v: &Value) -> Option<Key> {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
-    Some((
-        s("/apiVersion")?,
-        s("/kind")?,
-        s("/metadata/namespace"),
-        s("/metadata/name")?,
-    ))
-}
 
 /// Apply one watch observation to the snapshot.
 fn observe(
     snapshot: &mut Snapshot,
     members: &mut Members,
     (listed, troubles, optional): (&mut HashSet<usize>, &mut Troubles, &HashSet<usize>),
-    seen: Seen,
+    seen: Seen<Prepared>,
     observer: &mut dyn Observer,
     at: Duration,
 ) {
     match seen {
-        Seen::Upsert(v) => {
-            let _ = snapshot.upsert(v);
-        }
+        Seen::Upsert(prepared) => snapshot.insert(prepared),
         Seen::Delete(v) => {
-            if let Some((av, kind, ns, name)) = key_of(&v) {
-                snapshot.remove(&av, &kind, ns.as_deref(), &name);
+            if let Some(key) = ObjectKey::of(&v) {
+                snapshot.remove_key(key);
             }
         }
         Seen::Relisted { scope, objects } => {
-            let fresh: BTreeSet<_> = objects.iter().filter_map(key_of).collect();
+            let fresh: BTreeSet<ObjectKey> = objects.iter().map(|p| p.key().clone()).collect();
             if let Some(old) = members.get(&scope) {
-                for (av, kind, ns, name) in old.difference(&fresh) {
-                    snapshot.remove(av, kind, ns.as_deref(), name);
+                for key in old.difference(&fresh) {
+                    snapshot.remove_key(key.clone());
                 }
             }
-            for v in objects {
-                let _ = snapshot.upsert(v);
+            for prepared in objects {
+                snapshot.insert(prepared);
             }
             members.insert(scope, fresh);
             listed.insert(scope);
@@ -271,7 +256,7 @@ pub async fn judge_all(
     let target_list: Vec<_> = targets.iter().map(|p| p.target.clone()).collect();
     let scopes = scopes::resolve(kinds, &target_list, config.selector_string().as_deref());
     let (tx, mut rx) = mpsc::channel(1024);
-    let handles = watch::spawn(&conn.client, &scopes, &tx);
+    let handles = watch::spawn(&conn.client, &scopes, &tx, |v| Prepared::of(v).ok());
     drop(tx);
     let mut watched: Vec<Watched> = targets
         .into_iter()

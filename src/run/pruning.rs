@@ -459,7 +459,7 @@ impl Deleting {
             })
             .collect();
         let (tx, mut rx) = mpsc::channel(256);
-        let handles = watch::spawn(&conn.client, &scopes, &tx);
+        let handles = watch::spawn(&conn.client, &scopes, &tx, Some);
         drop(tx);
         let by_uid: HashMap<&str, usize> = waiting
             .iter()
