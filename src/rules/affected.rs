@@ -133,7 +133,7 @@ impl Affected {
         if entry.reads == Reads::Service {
             drop_from(
                 &mut self.services,
-                &(ns.clone(), entry.key.name.clone()),
+                &(ns.clone(), entry.key.name().to_owned()),
                 id,
             );
             self.unindex_service(id, &entry);

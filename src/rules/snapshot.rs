@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Kinds whose objects are indexed by the uid of their owners, because workload rules
 /// walk from a parent to its children (Deployment -> ReplicaSet -> Pod, Job -> Pod, ...).
@@ -22,24 +23,35 @@ const OWNED_KINDS: [(&str, &str); 4] = [
 
 /// Identity of a stored object. The version is left out on purpose: a manifest written as
 /// `autoscaling/v1` names the same object a watcher sees as `autoscaling/v2`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey {
-    /// API group, empty for the core group.
-    pub group: String,
-    pub kind: String,
-    /// `None` for cluster-scoped objects.
-    pub namespace: Option<String>,
-    pub name: String,
+///
+/// Shared, not copied: the snapshot files every object under several indexes (by owner,
+/// by involved object, by uid, as touched, per watch scope), and at 2,000 pods four
+/// strings per copy were a quarter of the heap. A clone is a reference count. Ordered by
+/// group, kind, namespace (`None` first), name.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey(Arc<KeyParts>);
+
+#[derive(PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct KeyParts {
+    group: String,
+    kind: String,
+    namespace: Option<String>,
+    name: String,
 }
 
 impl ObjectKey {
     pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
-        ObjectKey {
-            group: group_of(api_version).to_owned(),
+        Self::in_group(group_of(api_version), kind, namespace, name)
+    }
+
+    /// A key from its API group (not an apiVersion: `apps`, not `apps/v1`).
+    fn in_group(group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        ObjectKey(Arc::new(KeyParts {
+            group: group.to_owned(),
             kind: kind.to_owned(),
             namespace: namespace.map(str::to_owned),
             name: name.to_owned(),
-        }
+        }))
     }
 
     /// The key of a raw object, or `None` when it lacks apiVersion, kind or name.
@@ -50,6 +62,35 @@ impl ObjectKey {
         let name = meta.get("name")?.as_str()?;
         let namespace = meta.get("namespace").and_then(Value::as_str);
         Some(ObjectKey::new(api_version, kind, namespace, name))
+    }
+
+    /// API group, empty for the core group.
+    pub fn group(&self) -> &str {
+        &self.0.group
+    }
+
+    pub fn kind(&self) -> &str {
+        &self.0.kind
+    }
+
+    /// `None` for cluster-scoped objects.
+    pub fn namespace(&self) -> Option<&str> {
+        self.0.namespace.as_deref()
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+}
+
+impl std::fmt::Debug for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectKey")
+            .field("group", &self.0.group)
+            .field("kind", &self.0.kind)
+            .field("namespace", &self.0.namespace)
+            .field("name", &self.0.name)
+            .finish()
     }
 }
 
@@ -100,10 +141,6 @@ impl Prepared {
             stored: Stored { text, links },
         })
     }
-
-    pub fn key(&self) -> &ObjectKey {
-        &self.key
-    }
 }
 
 /// What an object puts in the indexes and where a change of it reaches, read once when it
@@ -128,12 +165,13 @@ pub(crate) struct Links {
 impl Links {
     pub(crate) fn of(key: &ObjectKey, obj: &Value) -> Self {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-        let kind = (key.group.as_str(), key.kind.as_str());
+        let kind = (key.group(), key.kind());
         let workload = WORKLOAD_KINDS.contains(&kind);
         let event = kind == ("", "Event");
         let about = |f: &str| field(obj, &["involvedObject", f])?.as_str();
         Links {
-            uid: text(field(obj, &["metadata", "uid"])),
+            // Only owners are looked up by uid, and an Event owns nothing.
+            uid: text(field(obj, &["metadata", "uid"])).filter(|_| !event),
             owners: field(obj, &["metadata", "ownerReferences"])
                 .and_then(Value::as_array)
                 .into_iter()
@@ -162,20 +200,20 @@ impl Links {
 
     /// (namespace, label, value) of a selectable workload's pod template labels.
     pub(crate) fn template_labels(&self, key: &ObjectKey) -> Vec<(String, String, String)> {
-        let (Some(ns), Some(labels)) = (&key.namespace, &self.template) else {
+        let (Some(ns), Some(labels)) = (key.namespace(), &self.template) else {
             return Vec::new();
         };
         labels
             .as_object()
             .into_iter()
             .flatten()
-            .filter_map(|(k, v)| Some((ns.clone(), k.clone(), v.as_str()?.to_owned())))
+            .filter_map(|(k, v)| Some((ns.to_owned(), k.clone(), v.as_str()?.to_owned())))
             .collect()
     }
 
     /// The owner uids it is indexed under as a child (kinds in `OWNED_KINDS` only).
     fn indexed_owners(&self, key: &ObjectKey) -> &[String] {
-        if OWNED_KINDS.contains(&(key.group.as_str(), key.kind.as_str())) {
+        if OWNED_KINDS.contains(&(key.group(), key.kind())) {
             &self.owners
         } else {
             &[]
@@ -220,12 +258,20 @@ impl Snapshot {
         Ok(())
     }
 
-    /// [`Snapshot::upsert`] of an object already [`Prepared`].
-    pub fn insert(&mut self, prepared: Prepared) {
+    /// [`Snapshot::upsert`] of an object already [`Prepared`]; returns the key the
+    /// snapshot keeps it under (shared, so holding it costs a reference count).
+    pub fn insert(&mut self, prepared: Prepared) -> ObjectKey {
         let Prepared {
             key,
-            stored: Stored { text, links },
+            stored: Stored { text, mut links },
         } = prepared;
+        // One shared key per object: a new version reuses the stored one (the map keeps
+        // its old key anyway), and an Event names the object it is about by that object's
+        // key when it is known.
+        let key = self.shared(key);
+        if let Some(about) = links.about.take() {
+            links.about = Some(self.shared(about));
+        }
         // A workload's status changes often; a Service reads none of it.
         let read_by_services = links.service_view.is_none()
             || self
@@ -248,7 +294,7 @@ impl Snapshot {
                 .insert(key.clone());
         }
         if let Some(service) = &links.slice_for {
-            let at = (key.namespace.clone(), service.clone());
+            let at = (key.namespace().map(str::to_owned), service.clone());
             self.slices.entry(at).or_default().insert(key.clone());
         }
         for label in links.template_labels(&key) {
@@ -260,6 +306,14 @@ impl Snapshot {
         self.objects.insert(key.clone(), Stored { text, links });
         // Owners or the involved object may differ from the old version's.
         self.touch(&key, read_by_services);
+        key
+    }
+
+    /// The stored object's own key when it is known, else `key`.
+    fn shared(&self, key: ObjectKey) -> ObjectKey {
+        self.objects
+            .get_key_value(&key)
+            .map_or(key, |(stored, _)| stored.clone())
     }
 
     /// Forgets an object after a DELETED watch event.
@@ -269,6 +323,7 @@ impl Snapshot {
 
     /// [`Snapshot::remove`] by key.
     pub fn remove_key(&mut self, key: ObjectKey) {
+        let key = self.shared(key);
         self.touch(&key, true);
         self.unindex(&key);
         if self.objects.remove(&key).is_some() {
@@ -321,7 +376,7 @@ impl Snapshot {
             return;
         };
         if let Some(service) = &old.slice_for {
-            let at = (key.namespace.clone(), service.clone());
+            let at = (key.namespace().map(str::to_owned), service.clone());
             if let Some(set) = self.slices.get_mut(&at) {
                 set.remove(key);
                 if set.is_empty() {
@@ -387,18 +442,13 @@ impl Snapshot {
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = T> + 'a {
         // Keys sort by group, kind, namespace (`None` first), name: one range, no scan.
-        let start = ObjectKey {
-            group: group.to_owned(),
-            kind: kind.to_owned(),
-            namespace: namespace.map(str::to_owned),
-            name: String::new(),
-        };
+        let start = ObjectKey::in_group(group, kind, namespace, "");
         self.objects
             .range(start..)
             .take_while(move |(k, _)| {
-                k.group == group
-                    && k.kind == kind
-                    && namespace.is_none_or(|ns| k.namespace.as_deref() == Some(ns))
+                k.group() == group
+                    && k.kind() == kind
+                    && namespace.is_none_or(|ns| k.namespace() == Some(ns))
             })
             .filter_map(|(_, v)| Self::read(v))
     }
@@ -424,7 +474,7 @@ impl Snapshot {
             return Vec::new();
         };
         keys.iter()
-            .filter(|k| k.group == K::GROUP && k.kind == K::KIND)
+            .filter(|k| k.group() == K::GROUP && k.kind() == K::KIND)
             .filter_map(|k| self.objects.get(k))
             .filter_map(Self::read)
             .collect()
@@ -473,7 +523,7 @@ impl Snapshot {
             .get(&at)
             .into_iter()
             .flatten()
-            .filter(move |k| k.group == group && k.kind == kind)
+            .filter(move |k| k.group() == group && k.kind() == kind)
             .filter_map(|k| self.objects.get(k))
             .filter_map(Self::read)
     }

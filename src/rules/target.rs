@@ -36,7 +36,7 @@ impl Target {
     pub fn from_manifest(doc: &Value) -> Option<Self> {
         let key = ObjectKey::of(doc)?;
         let api_version = doc.get("apiVersion")?.as_str()?;
-        let mut target = Target::new(api_version, &key.kind, key.namespace.as_deref(), &key.name);
+        let mut target = Target::new(api_version, key.kind(), key.namespace(), key.name());
         if let Some(map) = doc
             .pointer("/metadata/annotations")
             .and_then(Value::as_object)

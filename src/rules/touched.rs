@@ -56,10 +56,10 @@ impl Touched {
         if !self.keys.insert(key.clone()) {
             return false;
         }
-        match &key.namespace {
+        match key.namespace() {
             Some(ns) => {
                 if !self.namespaces.contains(ns) {
-                    self.namespaces.insert(ns.clone());
+                    self.namespaces.insert(ns.to_owned());
                 }
             }
             None => self.cluster = true,
@@ -71,9 +71,9 @@ impl Touched {
     /// snapshot read them): the Service an EndpointSlice is for, or a workload's pod
     /// template labels.
     pub(crate) fn contents(&mut self, key: &ObjectKey, links: &Links) {
-        let Some(ns) = &key.namespace else { return };
+        let Some(ns) = key.namespace() else { return };
         if let Some(service) = &links.slice_for {
-            self.slices.insert((ns.clone(), service.clone()));
+            self.slices.insert((ns.to_owned(), service.clone()));
         }
         if let Some(labels) = &links.template {
             let index = self.templates.len();
@@ -81,9 +81,9 @@ impl Touched {
                 self.labelled.entry(at).or_default().push(index);
             }
             if !self.template_namespaces.contains(ns) {
-                self.template_namespaces.insert(ns.clone());
+                self.template_namespaces.insert(ns.to_owned());
             }
-            self.templates.push((ns.clone(), labels.clone()));
+            self.templates.push((ns.to_owned(), labels.clone()));
         }
     }
 
@@ -117,7 +117,7 @@ impl Touched {
         if self.everything || self.keys.contains(key) {
             return true;
         }
-        let kind = (key.group.as_str(), key.kind.as_str());
+        let kind = (key.group(), key.kind());
         let ns = target.id.namespace.as_deref().unwrap_or_default();
         if kind == ("", "Service") {
             return self

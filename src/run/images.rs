@@ -234,7 +234,7 @@ impl Lookups {
     ) {
         let pods = touched
             .keys()
-            .filter(|k| k.group.is_empty() && k.kind == "Pod")
+            .filter(|k| k.group().is_empty() && k.kind() == "Pod")
             .filter_map(|k| snapshot.get_raw(k));
         for (image, namespace, secrets) in images_in_trouble(pods) {
             self.start(image, &namespace, secrets, tx).await;

@@ -142,21 +142,23 @@ fn observe(
     at: Duration,
 ) {
     match seen {
-        Seen::Upsert(prepared) => snapshot.insert(prepared),
+        Seen::Upsert(prepared) => {
+            snapshot.insert(prepared);
+        }
         Seen::Delete(v) => {
             if let Some(key) = ObjectKey::of(&v) {
                 snapshot.remove_key(key);
             }
         }
         Seen::Relisted { scope, objects } => {
-            let fresh: BTreeSet<ObjectKey> = objects.iter().map(|p| p.key().clone()).collect();
+            // Inserted first so that the members keep the snapshot's shared keys; what the
+            // relist no longer shows is removed after, which comes to the same.
+            let fresh: BTreeSet<ObjectKey> =
+                objects.into_iter().map(|p| snapshot.insert(p)).collect();
             if let Some(old) = members.get(&scope) {
                 for key in old.difference(&fresh) {
                     snapshot.remove_key(key.clone());
                 }
-            }
-            for prepared in objects {
-                snapshot.insert(prepared);
             }
             members.insert(scope, fresh);
             listed.insert(scope);
