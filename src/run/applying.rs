@@ -186,13 +186,16 @@ async fn not_predeployed(
     late
 }
 
-async fn apply_steps(
+/// Applies (or dry-runs) `steps`, eight at a time; `keep` reduces each answer as it
+/// arrives to what the caller reads, so a thousand applied objects are not all held at once.
+async fn apply_steps<T>(
     conn: &Connection,
     kinds: &Kinds,
     manifests: &[Manifest],
     steps: &[&Step],
     dry_run: bool,
-) -> Vec<(usize, Result<Value, Rejection>)> {
+    keep: impl Fn(Value) -> T + Copy,
+) -> Vec<(usize, Result<T, Rejection>)> {
     futures::stream::iter(steps.iter().map(|s| {
         let m = &manifests[s.index];
         async move {
@@ -211,10 +214,8 @@ async fn apply_steps(
             } else {
                 None
             };
-            (
-                s.index,
-                apply::apply(&conn.client, &ar, ns, &m.object, dry_run).await,
-            )
+            let answer = apply::apply(&conn.client, &ar, ns, &m.object, dry_run).await;
+            (s.index, answer.map(keep))
         }
     }))
     .buffer_unordered(CONCURRENCY)
@@ -236,7 +237,9 @@ pub async fn apply_all(
     let steps = plan::plan(manifests, &not_predeployed(conn, manifests).await);
     observer.event(start.elapsed(), RunEvent::Validating);
     let checkable: Vec<&Step> = steps.iter().filter(|s| s.dry_run_first).collect();
-    let mut checked = apply_steps(conn, &kinds, manifests, &checkable, true).await;
+    // A dry run compares each answer with the live object; otherwise only refusals count.
+    let keep = |v: Value| if dry_run { v } else { Value::Null };
+    let mut checked = apply_steps(conn, &kinds, manifests, &checkable, true, keep).await;
     checked.sort_by_key(|(i, _)| *i);
     let secs = || start.elapsed().as_secs_f64();
     let refused: Vec<Outcome> = checked
@@ -315,12 +318,15 @@ pub async fn apply_all(
             continue;
         }
         observer.event(start.elapsed(), RunEvent::Phase(phase.label()));
-        let mut results = apply_steps(conn, &kinds, manifests, &in_phase, false).await;
+        let mut results = apply_steps(conn, &kinds, manifests, &in_phase, false, |obj| {
+            server_apply_time(&obj)
+        })
+        .await;
         results.sort_by_key(|(i, _)| *i);
         for (index, result) in results {
             let m = &manifests[index];
             match result {
-                Ok(obj) => {
+                Ok(applied_at) => {
                     observer.event(
                         start.elapsed(),
                         RunEvent::Applied {
@@ -329,7 +335,7 @@ pub async fn apply_all(
                         },
                     );
                     let mut target = target_of(m);
-                    target.applied_at = server_apply_time(&obj);
+                    target.applied_at = applied_at;
                     targets.push(Pending {
                         index,
                         target,
