@@ -160,6 +160,9 @@ pub(crate) struct Links {
     pub(crate) template: Option<Value>,
     /// A selectable workload's [`service_view`], as text.
     service_view: Option<String>,
+    /// An Event's place in the order of arrival (set by [`Snapshot::insert`]), to keep
+    /// the latest [`EVENTS_PER_OBJECT`].
+    arrived: u64,
 }
 
 impl Links {
@@ -195,6 +198,7 @@ impl Links {
             }),
             service_view: workload
                 .then(|| serde_json::to_string(&service_view(obj)).unwrap_or_default()),
+            arrived: 0,
         }
     }
 
@@ -221,6 +225,13 @@ impl Links {
     }
 }
 
+/// Events kept per involved object: the latest by arrival. A merged Event (the same one
+/// again, its count raised) arrives anew, so a repeating cause stays; what is dropped is
+/// an object's oldest distinct Events beyond this many, which bounds memory over a long
+/// wait on a noisy object. Rules read the image-pull and volume Events, a handful each;
+/// evidence shows 10.
+pub const EVENTS_PER_OBJECT: usize = 50;
+
 /// Everything seen so far, with the indexes the rules need.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -242,6 +253,8 @@ pub struct Snapshot {
     uids: HashMap<String, ObjectKey>,
     /// What changed since the last [`Snapshot::take_touched`].
     touched: Touched,
+    /// Events inserted so far, numbering their arrival.
+    arrivals: u64,
 }
 
 impl Snapshot {
@@ -287,11 +300,24 @@ impl Snapshot {
                 .or_default()
                 .insert(key.clone());
         }
+        let mut evicted = None;
         if let Some(uid) = &links.about_uid {
-            self.events
-                .entry(uid.clone())
-                .or_default()
-                .insert(key.clone());
+            self.arrivals += 1;
+            links.arrived = self.arrivals;
+            let about = self.events.entry(uid.clone()).or_default();
+            about.insert(key.clone());
+            if about.len() > EVENTS_PER_OBJECT {
+                evicted = about
+                    .iter()
+                    .filter(|k| **k != key)
+                    .min_by_key(|k| self.objects.get(*k).map_or(0, |o| o.links.arrived))
+                    .cloned();
+            }
+        }
+        if let Some(oldest) = evicted {
+            // Not a deletion: the Event may still exist, it is only no longer kept.
+            self.unindex(&oldest);
+            self.objects.remove(&oldest);
         }
         if let Some(service) = &links.slice_for {
             let at = (key.namespace().map(str::to_owned), service.clone());
@@ -542,7 +568,8 @@ impl Snapshot {
         &self.registry
     }
 
-    /// core/v1 Events whose involvedObject is `uid`, ordered by event name.
+    /// core/v1 Events whose involvedObject is `uid` (the latest [`EVENTS_PER_OBJECT`]),
+    /// ordered by event name.
     pub fn events_for(&self, uid: &str) -> Vec<Event> {
         let Some(keys) = self.events.get(uid) else {
             return Vec::new();
@@ -654,6 +681,40 @@ mod tests {
         let events = snap.events_for("pod-uid-web");
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].count, Some(4));
+    }
+
+    #[test]
+    fn an_object_keeps_its_latest_events_and_a_repeated_one_counts_as_new() {
+        let mut snap = Snapshot::new();
+        let event = |i: usize, count: i32| {
+            fixtures::event(
+                "web-7d4b9c-x2x9q",
+                "pod-uid-web",
+                "Normal",
+                "Pulling",
+                &format!("Pulling image \"ghcr.io/acme/web:v{i}\""),
+                count,
+            )
+        };
+        for i in 0..EVENTS_PER_OBJECT {
+            snap.upsert(event(i, 1)).unwrap();
+        }
+        // The first Event repeats (merged: same name, higher count), then one more comes.
+        snap.upsert(event(0, 2)).unwrap();
+        snap.upsert(event(EVENTS_PER_OBJECT, 1)).unwrap();
+        let messages: Vec<String> = snap
+            .events_for("pod-uid-web")
+            .into_iter()
+            .map(|e| e.message.unwrap())
+            .collect();
+        assert_eq!(messages.len(), EVENTS_PER_OBJECT);
+        let has = |i: usize| messages.contains(&format!("Pulling image \"ghcr.io/acme/web:v{i}\""));
+        assert!(has(0), "the repeated Event is kept");
+        assert!(!has(1), "the oldest of the others is dropped");
+        assert!(has(2) && has(EVENTS_PER_OBJECT));
+        assert_eq!(snap.len(), EVENTS_PER_OBJECT);
+        let dropped = ObjectKey::of(&event(1, 1)).unwrap();
+        assert!(!snap.was_deleted(&dropped), "dropping is not a deletion");
     }
 
     #[test]
