@@ -316,8 +316,7 @@ impl Snapshot {
         }
         if let Some(oldest) = evicted {
             // Not a deletion: the Event may still exist, it is only no longer kept.
-            self.unindex(&oldest);
-            self.objects.remove(&oldest);
+            self.forget(&oldest);
         }
         if let Some(service) = &links.slice_for {
             let at = (key.namespace().map(str::to_owned), service.clone());
@@ -351,10 +350,15 @@ impl Snapshot {
     pub fn remove_key(&mut self, key: ObjectKey) {
         let key = self.shared(key);
         self.touch(&key, true);
-        self.unindex(&key);
-        if self.objects.remove(&key).is_some() {
+        if self.forget(&key) {
             self.deleted.insert(key);
         }
+    }
+
+    /// Drops an object and its index entries; whether it was there.
+    fn forget(&mut self, key: &ObjectKey) -> bool {
+        self.unindex(key);
+        self.objects.remove(key).is_some()
     }
 
     /// Marks `key` touched, with the object an Event of it is about and the owners up the
