@@ -3,7 +3,7 @@
 //! is applied. Pure, so the order is tested without a cluster.
 
 use crate::manifest::Manifest;
-use crate::rules::custom::is_builtin_group;
+use crate::rules::kinds::{self, is_builtin_group};
 use std::collections::BTreeSet;
 
 /// Apply phases, in order.
@@ -28,22 +28,6 @@ impl Phase {
         }
     }
 }
-
-const PRIORITY_KINDS: &[&str] = &[
-    "ResourceQuota",
-    "LimitRange",
-    "NetworkPolicy",
-    "ConfigMap",
-    "Secret",
-    "ServiceAccount",
-    "Role",
-    "RoleBinding",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "PersistentVolumeClaim",
-    "PriorityClass",
-    "StorageClass",
-];
 
 /// One manifest's place in the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +89,7 @@ pub fn plan(manifests: &[Manifest], late: &BTreeSet<(String, String)>) -> Vec<St
             let phase = match m.kind.as_str() {
                 "CustomResourceDefinition" if group == "apiextensions.k8s.io" => Phase::Crds,
                 "Namespace" if group.is_empty() => Phase::Namespaces,
-                k if PRIORITY_KINDS.contains(&k) => Phase::Priority,
+                k if kinds::registered(group, k).is_some_and(|k| k.early) => Phase::Priority,
                 _ if !is_builtin_group(group) && !custom_new && predeployed => Phase::Priority,
                 _ => Phase::Rest,
             };

@@ -20,7 +20,7 @@ async fn restart(sim: &Sim, names: &[&str], settle: Duration) -> Result<RunOutco
     let mut config = config(Mode::Restart, MINUTES_5);
     config.settle = settle;
     let request = restart::Request {
-        workload: Workload::Deployment,
+        workload: Workload::parse("deployment").unwrap(),
         names: names.iter().map(|n| (*n).to_owned()).collect(),
     };
     let access = RegistryAccess::new(None, &[])?;
@@ -108,7 +108,7 @@ spec:
     let mut config = config(Mode::Restart, MINUTES_5);
     config.settle = Duration::from_secs(10);
     let request = restart::Request {
-        workload: Workload::StatefulSet,
+        workload: Workload::parse("statefulset").unwrap(),
         names: vec!["db".into()],
     };
     let access = RegistryAccess::new(None, &[]).unwrap();
@@ -193,7 +193,7 @@ async fn a_selector_that_matches_nothing_restarts_nothing() {
     let mut config = config(Mode::Restart, MINUTES_5);
     config.selector.insert("app".into(), "nope".into());
     let request = restart::Request {
-        workload: Workload::Deployment,
+        workload: Workload::parse("deployment").unwrap(),
         names: Vec::new(),
     };
     let access = RegistryAccess::new(None, &[]).unwrap();

@@ -4,6 +4,7 @@
 
 use crate::support::run_yaml;
 use deploy_action::config::Mode;
+use deploy_action::rules::{self, Snapshot, Target, kinds, settle};
 use deploy_action::verdict::{Reason, Verdict};
 use kube_sim::{Scenario, Sim};
 use serde::Deserialize;
@@ -262,5 +263,70 @@ async fn every_recorded_state_gets_its_expected_verdict() {
         real.len(),
         files.len(),
         table(&real, false)
+    );
+}
+
+/// Whether `obj` is in a watch scope of `target` as its kind's row declares them: its own
+/// kind and namespace, each kind the row watches, and the Events of its namespace.
+fn watched_for(target: &Target, obj: &Value) -> bool {
+    let group_of = |av: &str| av.split_once('/').map_or("", |(g, _)| g).to_owned();
+    let (group, kind) = (
+        group_of(obj["apiVersion"].as_str().unwrap_or_default()),
+        obj["kind"].as_str().unwrap_or_default(),
+    );
+    let namespace = obj["metadata"]["namespace"].as_str();
+    let near = namespace == target.id.namespace.as_deref();
+    let row = kinds::of(target.group(), target.kind());
+    (group == target.group() && kind == target.kind() && near)
+        || (kind == "Event" && group.is_empty() && near)
+        || row
+            .watches
+            .iter()
+            .any(|w| w.kind == kind && w.kind_group() == group && (w.cluster || near))
+}
+
+/// The registry's watches are what the judging loop lists: a rule that reads a kind its
+/// row does not watch judges on a view without it. On every recorded state, each target's
+/// rule and stability window must see the same with only its watched kinds as with all.
+#[test]
+fn every_rule_reads_only_what_its_kinds_row_watches() {
+    let mut checked = 0;
+    let mut unwatched = Vec::new();
+    for path in state_files() {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let case: Case = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mut everything = Snapshot::new();
+        for obj in &case.objects {
+            everything.upsert(obj.clone()).unwrap();
+        }
+        for e in &case.expect {
+            let (manifest, display) = manifest_for(&file, &e.target, &case.objects);
+            let target = Target::from_manifest(&manifest).unwrap();
+            let mut watched = Snapshot::new();
+            for obj in case.objects.iter().filter(|o| watched_for(&target, o)) {
+                watched.upsert(obj.clone()).unwrap();
+            }
+            let pods = |snapshot: &Snapshot| -> Vec<Option<String>> {
+                settle::pods_of(&target, snapshot)
+                    .into_iter()
+                    .map(|p| p.metadata.name)
+                    .collect()
+            };
+            let seen = (rules::assess(&target, &watched), pods(&watched));
+            let all = (rules::assess(&target, &everything), pods(&everything));
+            if seen != all {
+                unwatched.push(format!(
+                    "{file}: {display}: {seen:?} watched, {all:?} with all"
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= MIN_CASES, "only {checked} targets checked");
+    assert!(
+        unwatched.is_empty(),
+        "judged on what their rows in rules::kinds do not watch:\n{}",
+        unwatched.join("\n")
     );
 }

@@ -1,25 +1,10 @@
 //! Finds the containers of workload objects, so images can be reported with their lines
 //! and container mistakes caught before apply.
 
+use crate::rules::kinds;
 use serde_json::Value;
 
 use super::yaml::PointerLines;
-
-/// Where the pod spec lives for the built-in workload kinds.
-fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
-    match kind {
-        "Pod" => Some("/spec"),
-        "PodTemplate" => Some("/template/spec"),
-        "Deployment"
-        | "ReplicaSet"
-        | "StatefulSet"
-        | "DaemonSet"
-        | "Job"
-        | "ReplicationController" => Some("/spec/template/spec"),
-        "CronJob" => Some("/spec/jobTemplate/spec/template/spec"),
-        _ => None,
-    }
-}
 
 /// Container lists in the order the kubelet starts them.
 const LISTS: [(&str, bool); 3] = [
@@ -37,19 +22,20 @@ pub(crate) struct ContainerRef<'a> {
     pub value: &'a Value,
 }
 
-/// Containers of `object`, for the built-in workloads and for any other kind shaped like
-/// one (`spec.template.spec.containers`, as Argo Rollouts and similar CRDs are).
-pub(crate) fn containers<'a>(kind: &str, object: &'a Value) -> Vec<ContainerRef<'a>> {
-    let generic = "/spec/template/spec";
-    let spec_pointer = pod_spec_pointer(kind).or_else(|| {
-        object
-            .pointer(&format!("{generic}/containers"))
-            .is_some_and(Value::is_array)
-            .then_some(generic)
-    });
-    let Some(spec_pointer) = spec_pointer else {
+/// Containers of `object`, for the built-in workloads (their rows in `rules::kinds` say
+/// where the pod template is) and for any other kind shaped like one
+/// (`spec.template.spec.containers`, as Argo Rollouts and similar CRDs are).
+pub(crate) fn containers<'a>(
+    api_version: &str,
+    kind: &str,
+    object: &'a Value,
+) -> Vec<ContainerRef<'a>> {
+    let group = api_version.split_once('/').map_or("", |(group, _)| group);
+    let Some(template) = kinds::pod_template(group, kind, object) else {
         return Vec::new();
     };
+    let spec_pointer = format!("{template}/spec");
+    let spec_pointer = spec_pointer.as_str();
     let Some(spec) = object.pointer(spec_pointer) else {
         return Vec::new();
     };
@@ -79,8 +65,13 @@ pub struct ImageLine {
     pub init: bool,
 }
 
-pub(crate) fn images(kind: &str, object: &Value, lines: &PointerLines) -> Vec<ImageLine> {
-    containers(kind, object)
+pub(crate) fn images(
+    api_version: &str,
+    kind: &str,
+    object: &Value,
+    lines: &PointerLines,
+) -> Vec<ImageLine> {
+    containers(api_version, kind, object)
         .into_iter()
         .filter_map(|c| {
             let image = c.value.get("image")?.as_str()?;

@@ -74,7 +74,7 @@ impl Manifest {
         let namespace = text("/metadata/namespace")
             .filter(|ns| !ns.is_empty())
             .map(str::to_string);
-        let images = containers::images(&kind, &object, &lines);
+        let images = containers::images(&api_version, &kind, &object, &lines);
         Manifest {
             file: file.to_string(),
             line: lines.get("").unwrap_or(1),

@@ -176,7 +176,7 @@ fn valid_required_rollout(value: &str) -> bool {
 }
 
 fn check_containers(m: &Manifest, problems: &mut Vec<Problem>) {
-    for container in containers::containers(&m.kind, &m.object) {
+    for container in containers::containers(&m.api_version, &m.kind, &m.object) {
         let label = match container.value.get("name").and_then(Value::as_str) {
             Some(name) => format!("container {name:?}"),
             None => "a container".to_string(),

@@ -5,25 +5,12 @@
 //! It answers what [`Touched::affects`] answers for each resource (that stays the rule of
 //! record, and the tests hold the two equal), in time proportional to the changes.
 
-use crate::rules::exists;
+use crate::rules::kinds::{self, Reads};
 use crate::rules::snapshot::{ObjectKey, field};
 use crate::rules::target::Target;
-use crate::rules::touched::{OWN_TREE, Touched, selector_selects};
+use crate::rules::touched::{Touched, selector_selects};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
-
-/// What besides its own keys can affect a resource's rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Reads {
-    /// Only its own tree (the object, its descendants, their Events).
-    OwnTree,
-    /// Its EndpointSlices and the workloads its selector picks.
-    Service,
-    /// Its tree and anything cluster-scoped (Nodes).
-    Cluster,
-    /// Its tree, its namespace and anything cluster-scoped.
-    Namespace,
-}
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -56,16 +43,7 @@ pub struct Affected {
 }
 
 fn reads(target: &Target) -> Reads {
-    let kind = (target.group(), target.kind());
-    if kind == ("", "Service") {
-        Reads::Service
-    } else if OWN_TREE.contains(&kind) || exists::is_plain(kind.0, kind.1) {
-        Reads::OwnTree
-    } else if kind == ("apps", "DaemonSet") {
-        Reads::Cluster
-    } else {
-        Reads::Namespace
-    }
+    kinds::of(target.group(), target.kind()).reads
 }
 
 /// The first pair of a selector with a string value, as [`Touched`] looks it up.

@@ -1,16 +1,10 @@
 //! The entry point of the rules: find the target among the objects seen and hand it to
-//! the rule for its kind.
+//! the rule its kind's row names (`rules::kinds`).
 
 use crate::rules::assessment::Assessment;
-use crate::rules::custom::{crd, generic};
-use crate::rules::exists;
-use crate::rules::network_storage::{ingress, pvc, service};
-use crate::rules::pods::pod;
+use crate::rules::kinds;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
-use crate::rules::workloads::{
-    cronjob, daemonset, deployment, hpa, job, pdb, replicaset, statefulset,
-};
 use crate::verdict::Reason;
 use serde_json::Value;
 
@@ -34,24 +28,7 @@ pub fn assess_seen(target: &Target, obj: Option<&Value>, snapshot: &Snapshot) ->
             _ => Assessment::not_ready("not seen in the cluster yet"),
         };
     };
-    match (target.group(), target.kind()) {
-        ("", "Pod") => pod::assess(obj, snapshot),
-        ("apps", "Deployment") => deployment::assess(obj, target, snapshot),
-        ("apps", "ReplicaSet") => replicaset::assess(obj, snapshot),
-        ("apps", "StatefulSet") => statefulset::assess(obj, snapshot),
-        ("apps", "DaemonSet") => daemonset::assess(obj, snapshot),
-        ("batch", "Job") => job::assess(obj, snapshot),
-        ("batch", "CronJob") => cronjob::assess(obj),
-        ("", "Service") => service::assess(obj, snapshot),
-        ("networking.k8s.io", "Ingress") => ingress::assess(obj),
-        ("", "PersistentVolumeClaim") => pvc::assess(obj, snapshot),
-        ("policy", "PodDisruptionBudget") => pdb::assess(obj),
-        ("autoscaling", "HorizontalPodAutoscaler") => hpa::assess(obj),
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::assess(obj),
-        ("", "Namespace") => exists::namespace(obj),
-        (group, kind) if exists::is_plain(group, kind) => exists::assess(obj),
-        _ => generic::assess(obj, target, snapshot),
-    }
+    (kinds::of(target.group(), target.kind()).rule)(obj, target, snapshot)
 }
 
 #[cfg(test)]

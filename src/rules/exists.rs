@@ -1,41 +1,9 @@
 //! Kinds with nothing to wait for: once the API server stored them they are in effect
-//! (config, RBAC, policy objects). A Namespace must also be Active, not Terminating.
+//! (config, RBAC, policy objects; `rules::kinds` lists them). A Namespace must also be
+//! Active, not Terminating.
 
 use crate::rules::assessment::Assessment;
 use serde_json::Value;
-
-/// Built-in kinds that are done when stored, even those with a `status` (ResourceQuota's
-/// usage is bookkeeping, not progress).
-const PLAIN_KINDS: [(&str, &str); 18] = [
-    ("", "ConfigMap"),
-    ("", "Secret"),
-    ("", "ServiceAccount"),
-    ("", "ResourceQuota"),
-    ("", "LimitRange"),
-    ("", "PodTemplate"),
-    ("", "Endpoints"),
-    ("rbac.authorization.k8s.io", "Role"),
-    ("rbac.authorization.k8s.io", "RoleBinding"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("networking.k8s.io", "NetworkPolicy"),
-    ("networking.k8s.io", "IngressClass"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    ("storage.k8s.io", "StorageClass"),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingWebhookConfiguration",
-    ),
-    ("discovery.k8s.io", "EndpointSlice"),
-];
-
-pub fn is_plain(group: &str, kind: &str) -> bool {
-    PLAIN_KINDS.contains(&(group, kind))
-}
 
 pub fn assess(_obj: &Value) -> Assessment {
     Assessment::succeeded("exists")
@@ -67,7 +35,5 @@ mod tests {
             namespace(&ns("Terminating")),
             Assessment::not_ready("namespace is terminating")
         );
-        assert!(is_plain("rbac.authorization.k8s.io", "ClusterRoleBinding"));
-        assert!(!is_plain("apps", "Deployment"));
     }
 }

@@ -11,6 +11,7 @@ pub mod custom;
 pub mod error;
 pub mod exists;
 pub mod images;
+pub mod kinds;
 pub mod network_storage;
 pub mod pods;
 pub mod settle;

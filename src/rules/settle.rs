@@ -7,6 +7,7 @@
 use crate::outcome::ContainerRef;
 use crate::rules::annotations::timeout::parse_annotation_duration;
 use crate::rules::assessment::Assessment;
+use crate::rules::kinds;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::target::Target;
 use crate::verdict::Reason;
@@ -36,7 +37,7 @@ pub struct Settling {
 /// `minReadySeconds` (the controller already waited that long before calling it available).
 /// Zero for kinds without long-running pods.
 pub fn window(target: &Target, obj: &Value, default: Duration) -> Duration {
-    if !settles(target) {
+    if kinds::of(target.group(), target.kind()).settles().is_none() {
         return Duration::ZERO;
     }
     let own = target
@@ -51,55 +52,66 @@ pub fn window(target: &Target, obj: &Value, default: Duration) -> Duration {
     own.saturating_sub(min_ready)
 }
 
-fn settles(target: &Target) -> bool {
-    matches!(
-        (target.group(), target.kind()),
-        (
-            "apps",
-            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet"
-        ) | ("", "Pod")
-    )
-}
-
-/// The live pods whose stability counts: a Deployment's newest ReplicaSet's, a
-/// StatefulSet's update revision's, a DaemonSet's or ReplicaSet's own, or the Pod itself.
+/// The live pods whose stability counts: those its row names (a Deployment's newest
+/// ReplicaSet's, a StatefulSet's update revision's, a DaemonSet's or ReplicaSet's own, or
+/// the Pod itself), less those being deleted.
 pub fn pods_of(target: &Target, snapshot: &Snapshot) -> Vec<Pod> {
+    let Some(pods_of) = kinds::of(target.group(), target.kind()).settles() else {
+        return Vec::new();
+    };
     let Some(obj) = snapshot.get_raw(&target.key()) else {
         return Vec::new();
     };
-    let uid = obj.pointer("/metadata/uid").and_then(Value::as_str);
-    let pods: Vec<Pod> = match (target.kind(), uid) {
-        ("Pod", _) => typed(&obj).into_iter().collect(),
-        ("Deployment", Some(uid)) => snapshot
-            .children::<ReplicaSet>(uid)
-            .into_iter()
-            .max_by_key(revision)
-            .and_then(|rs| rs.metadata.uid)
-            .map(|rs| snapshot.children::<Pod>(&rs))
-            .unwrap_or_default(),
-        ("StatefulSet", Some(uid)) => {
-            let update = obj
-                .pointer("/status/updateRevision")
-                .and_then(Value::as_str);
-            snapshot
-                .children::<Pod>(uid)
-                .into_iter()
-                .filter(|p| {
-                    update.is_none()
-                        || p.metadata
-                            .labels
-                            .as_ref()
-                            .and_then(|l| l.get("controller-revision-hash"))
-                            .map(String::as_str)
-                            == update
-                })
-                .collect()
-        }
-        (_, Some(uid)) => snapshot.children::<Pod>(uid),
-        (_, None) => Vec::new(),
-    };
-    pods.into_iter()
+    pods_of(&obj, snapshot)
+        .into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect()
+}
+
+fn uid(obj: &Value) -> Option<&str> {
+    obj.pointer("/metadata/uid").and_then(Value::as_str)
+}
+
+/// A Pod's own stability.
+pub(crate) fn the_pod(obj: &Value, _: &Snapshot) -> Vec<Pod> {
+    typed(obj).into_iter().collect()
+}
+
+/// The pods it owns (a ReplicaSet's, a DaemonSet's).
+pub(crate) fn owned_pods(obj: &Value, snapshot: &Snapshot) -> Vec<Pod> {
+    uid(obj).map_or_else(Vec::new, |uid| snapshot.children::<Pod>(uid))
+}
+
+/// A Deployment's: the pods of its newest ReplicaSet.
+pub(crate) fn newest_replica_set_pods(obj: &Value, snapshot: &Snapshot) -> Vec<Pod> {
+    uid(obj)
+        .and_then(|uid| {
+            snapshot
+                .children::<ReplicaSet>(uid)
+                .into_iter()
+                .max_by_key(revision)
+        })
+        .and_then(|rs| rs.metadata.uid)
+        .map(|rs| snapshot.children::<Pod>(&rs))
+        .unwrap_or_default()
+}
+
+/// A StatefulSet's: its pods of the update revision.
+pub(crate) fn update_revision_pods(obj: &Value, snapshot: &Snapshot) -> Vec<Pod> {
+    let update = obj
+        .pointer("/status/updateRevision")
+        .and_then(Value::as_str);
+    owned_pods(obj, snapshot)
+        .into_iter()
+        .filter(|p| {
+            update.is_none()
+                || p.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("controller-revision-hash"))
+                    .map(String::as_str)
+                    == update
+        })
         .collect()
 }
 

@@ -21,6 +21,12 @@ const OWNED_KINDS: [(&str, &str); 4] = [
     ("batch", "Job"),
 ];
 
+/// Whether objects of `group`/`kind` are indexed under their owners, so that a change to
+/// one reaches the rules reading its owner's tree.
+pub(crate) fn is_owned(group: &str, kind: &str) -> bool {
+    OWNED_KINDS.contains(&(group, kind))
+}
+
 /// Identity of a stored object. The version is left out on purpose: a manifest written as
 /// `autoscaling/v1` names the same object a watcher sees as `autoscaling/v2`.
 ///

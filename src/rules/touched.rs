@@ -5,31 +5,16 @@
 //! chain (Pod -> ReplicaSet -> Deployment). Rules that read only their own tree are
 //! re-assessed when a key of it was touched; a Service when its EndpointSlices or a
 //! workload its selector picks changed; other rules (a custom resource's generic reading, a
-//! PVC's) whenever their namespace or anything cluster-scoped changed. Kinds not listed here fall in the second group, so a new rule is
-//! never starved of a re-assessment, only made slower.
+//! PVC's) whenever their namespace or anything cluster-scoped changed. Which group a kind
+//! is in is its row's `reads` (`rules::kinds`); a kind without a row is in the broadest,
+//! so a new rule is never starved of a re-assessment, only made slower.
 
-use crate::rules::exists;
+use crate::rules::kinds::{self, Reads};
 use crate::rules::network_storage::service;
 use crate::rules::snapshot::{Links, ObjectKey, field};
 use crate::rules::target::Target;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
-
-/// Kinds whose rule reads the object, its descendants by owner, their Events and the
-/// registry views, and nothing else.
-pub(crate) const OWN_TREE: [(&str, &str); 11] = [
-    ("", "Pod"),
-    ("", "Namespace"),
-    ("apps", "Deployment"),
-    ("apps", "ReplicaSet"),
-    ("apps", "StatefulSet"),
-    ("batch", "Job"),
-    ("batch", "CronJob"),
-    ("networking.k8s.io", "Ingress"),
-    ("policy", "PodDisruptionBudget"),
-    ("autoscaling", "HorizontalPodAutoscaler"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Touched {
@@ -117,19 +102,17 @@ impl Touched {
         if self.everything || self.keys.contains(key) {
             return true;
         }
-        let kind = (key.group(), key.kind());
         let ns = target.id.namespace.as_deref().unwrap_or_default();
-        if kind == ("", "Service") {
-            return self
-                .slices
-                .contains(&(ns.to_owned(), target.id.name.clone()))
-                || (self.template_namespaces.contains(ns) && self.selected_template(ns, live()));
+        match kinds::of(key.group(), key.kind()).reads {
+            Reads::Service => {
+                self.slices
+                    .contains(&(ns.to_owned(), target.id.name.clone()))
+                    || (self.template_namespaces.contains(ns) && self.selected_template(ns, live()))
+            }
+            Reads::OwnTree => false,
+            Reads::Cluster => self.cluster,
+            Reads::Namespace => self.cluster || self.namespaces.contains(ns),
         }
-        if OWN_TREE.contains(&kind) || exists::is_plain(kind.0, kind.1) {
-            return false;
-        }
-        // A DaemonSet reads the Nodes too; every other rule may read its namespace.
-        self.cluster || (kind != ("apps", "DaemonSet") && self.namespaces.contains(ns))
     }
 }
 

@@ -172,7 +172,7 @@ async fn not_predeployed(
         .collect();
     let declared: Vec<(&str, &str)> = manifests.iter().filter_map(Manifest::defines).collect();
     let foreign = manifests.iter().any(|m| {
-        !crate::rules::custom::is_builtin_group(m.group())
+        !crate::rules::kinds::is_builtin_group(m.group())
             && !declared.contains(&(m.group(), m.kind.as_str()))
     });
     if foreign {

@@ -264,7 +264,7 @@ pub async fn judge_all(
         .into_iter()
         .map(|pending| {
             let own = rules::deadline_for(
-                &pending.target.id.kind,
+                &pending.target.id,
                 &pending.target.annotations,
                 config.timeout,
             );

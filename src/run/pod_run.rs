@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::manifest::{Manifest, Problem};
 use crate::observe::{Observer, RunEvent};
 use crate::outcome::{LogTail, Outcome, RunOutcome};
-use crate::rules::Target;
+use crate::rules::{Target, kinds};
 use crate::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject, PostParams};
@@ -70,18 +70,6 @@ pub struct Prepared {
     pub container: String,
 }
 
-/// Where a manifest of `kind` keeps its pod template (`metadata` and `spec`).
-fn template_pointer(kind: &str, object: &Value) -> Option<&'static str> {
-    match kind {
-        "Pod" => Some(""),
-        "PodTemplate" => Some("/template"),
-        "CronJob" => Some("/spec/jobTemplate/spec/template"),
-        _ => object
-            .pointer("/spec/template/spec")
-            .map(|_| "/spec/template"),
-    }
-}
-
 /// A pod name of `base` and `suffix` within 63 characters, as `generateName` cuts it.
 fn pod_name(base: &str, suffix: &str) -> String {
     let cut: String = base.chars().take(63 - 5 - suffix.len()).collect();
@@ -126,7 +114,7 @@ pub fn prepare(manifests: &[Manifest], request: &Request) -> Result<Prepared, Ru
 /// does not adopt the pod nor its Services send it traffic.
 pub fn pod_from(template: &Manifest, request: &Request, suffix: &str) -> Result<Prepared, Problem> {
     let at = |pointer: &str| Some(template.line_near(pointer));
-    let Some(base) = template_pointer(&template.kind, &template.object) else {
+    let Some(base) = kinds::pod_template(template.group(), &template.kind, &template.object) else {
         return Err(Problem::new(
             &template.file,
             Some(template.line),

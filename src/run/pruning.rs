@@ -346,8 +346,7 @@ impl Pruning {
             let deleted_at = Instant::now();
             match requests::delete(&conn.client, &ar, ns, &listed.id.name, &listed.uid).await {
                 Ok(()) => {
-                    let own =
-                        crate::rules::deadline_for(&listed.id.kind, &listed.annotations, timeout);
+                    let own = crate::rules::deadline_for(&listed.id, &listed.annotations, timeout);
                     let left = run_deadline.saturating_duration_since(deleted_at);
                     waiting.push(Waiting {
                         deadline: deleted_at + own.min(left),

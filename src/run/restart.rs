@@ -11,6 +11,7 @@ use crate::manifest::Manifest;
 use crate::observe::{Observer, RunEvent};
 use crate::outcome::RunOutcome;
 use crate::rules::Target;
+use crate::rules::kinds::{self, Kind};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -20,41 +21,39 @@ pub const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
 /// kubectl's field manager for the restart, so the cluster records the same owner.
 pub const FIELD_MANAGER: &str = "kubectl-rollout";
 
-/// What `kubectl rollout restart` can restart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Workload {
-    Deployment,
-    StatefulSet,
-    DaemonSet,
+/// What `kubectl rollout restart` can restart: a kind whose row in `rules::kinds` says how
+/// kubectl spells it.
+#[derive(Debug, Clone, Copy)]
+pub struct Workload(&'static Kind);
+
+impl PartialEq for Workload {
+    fn eq(&self, other: &Self) -> bool {
+        (self.0.group, self.0.kind) == (other.0.group, other.0.kind)
+    }
 }
+
+impl Eq for Workload {}
 
 impl Workload {
     /// kubectl's spellings: the kind, its plural, its short name, optionally `.apps`.
     pub fn parse(word: &str) -> Option<Workload> {
-        let word = word.to_ascii_lowercase();
-        let word = word.strip_suffix(".apps").unwrap_or(&word);
-        match word {
-            "deployment" | "deployments" | "deploy" => Some(Workload::Deployment),
-            "statefulset" | "statefulsets" | "sts" => Some(Workload::StatefulSet),
-            "daemonset" | "daemonsets" | "ds" => Some(Workload::DaemonSet),
-            _ => None,
-        }
+        kinds::restartable(word).map(Workload)
     }
 
     pub fn kind(self) -> &'static str {
-        match self {
-            Workload::Deployment => "Deployment",
-            Workload::StatefulSet => "StatefulSet",
-            Workload::DaemonSet => "DaemonSet",
-        }
+        self.0.kind
+    }
+
+    fn restart(self) -> kinds::Restart {
+        self.0.restart.expect("only restartable kinds are parsed")
     }
 
     fn plural(self) -> &'static str {
-        match self {
-            Workload::Deployment => "deployments",
-            Workload::StatefulSet => "statefulsets",
-            Workload::DaemonSet => "daemonsets",
-        }
+        self.restart().plural
+    }
+
+    fn api_version(self) -> &'static str {
+        self.restart().api_version
     }
 }
 
@@ -224,7 +223,7 @@ async fn find(
     };
     let objects: Vec<Value> = found
         .into_iter()
-        .map(|o| as_value(o, "apps/v1", request.workload.kind()))
+        .map(|o| as_value(o, request.workload.api_version(), request.workload.kind()))
         .collect();
     if let Some(paused) = objects
         .iter()
@@ -247,8 +246,9 @@ pub async fn restart(
     let start = Instant::now();
     let kinds = super::discover(conn, config.timeout).await?;
     let kind = request.workload.kind();
+    let api_version = request.workload.api_version();
     let (ar, _) = kinds
-        .resolve("apps/v1", kind)
+        .resolve(api_version, kind)
         .ok_or(RestartError::NotServed(kind))?;
     let namespace = conn.default_namespace.as_str();
     let api: Api<DynamicObject> = Api::namespaced_with(conn.client.clone(), namespace, &ar);
@@ -278,7 +278,7 @@ pub async fn restart(
         let sent = apply::retrying("restart", || api.patch(&m.name, &params, &patch)).await;
         match sent {
             Ok(obj) => {
-                let obj = as_value(obj, "apps/v1", kind);
+                let obj = as_value(obj, api_version, kind);
                 let Some(target) = Target::from_manifest(&obj) else {
                     continue;
                 };
@@ -329,8 +329,9 @@ mod tests {
 
     #[test]
     fn kinds_and_names_are_read_as_kubectl_reads_them() {
+        let workload = |kind: &str| Workload::parse(kind).unwrap();
         let web_api = Request {
-            workload: Workload::Deployment,
+            workload: workload("Deployment"),
             names: vec!["web".into(), "api".into()],
         };
         assert_eq!(request(&["deployment", "web", "api"]), Ok(web_api.clone()));
@@ -344,11 +345,11 @@ mod tests {
         );
         assert_eq!(
             request(&["sts", "-l", "app=db"]).map(|r| (r.workload, r.names.len())),
-            Ok((Workload::StatefulSet, 0))
+            Ok((workload("StatefulSet"), 0))
         );
         assert_eq!(
             request(&["DaemonSets", "agent"]).map(|r| r.workload),
-            Ok(Workload::DaemonSet)
+            Ok(workload("DaemonSet"))
         );
     }
 

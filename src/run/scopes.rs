@@ -1,10 +1,11 @@
 //! Which watches a set of targets needs: one per kind and namespace of the targets, plus
-//! the children and evidence their rules read (Pods, ReplicaSets, Jobs, Events, Nodes for
-//! DaemonSets, EndpointSlices and selectable workloads for Services, ...).
+//! the children and evidence their rules read (each kind's row in `rules::kinds` names
+//! them: Pods, ReplicaSets, Jobs, Nodes for DaemonSets, EndpointSlices and selectable
+//! workloads for Services, ...) and the Events of their namespaces.
 
 use crate::cluster::kinds::Kinds;
 use crate::cluster::watch::WatchScope;
-use crate::rules::Target;
+use crate::rules::{Target, kinds};
 use std::collections::BTreeSet;
 
 /// (apiVersion, kind, namespace) triples to watch for these targets. Pure.
@@ -18,48 +19,15 @@ pub fn needed(targets: &[Target]) -> BTreeSet<(String, String, Option<String>)> 
             id.namespace.clone(),
         ));
         let ns = id.namespace.clone();
-        let mut add = |av: &str, kind: &str, ns: Option<String>| {
-            out.insert((av.to_owned(), kind.to_owned(), ns));
-        };
-        let group = id.api_version.split_once('/').map_or("", |(g, _)| g);
-        match (group, id.kind.as_str()) {
-            ("apps", "Deployment") => {
-                add("apps/v1", "ReplicaSet", ns.clone());
-                add("v1", "Pod", ns.clone());
-            }
-            ("apps", "DaemonSet") => {
-                add("v1", "Pod", ns.clone());
-                // Pods on NotReady or cordoned nodes do not hold a DaemonSet rollout.
-                add("v1", "Node", None);
-            }
-            ("apps", "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
-                add("v1", "Pod", ns.clone())
-            }
-            ("batch", "CronJob") => add("batch/v1", "Job", ns.clone()),
-            ("", "Service") => {
-                // Judged from the cluster: its EndpointSlices, and the workloads it selects
-                // when they are scaled to zero on purpose.
-                add("discovery.k8s.io/v1", "EndpointSlice", ns.clone());
-                add("apps/v1", "Deployment", ns.clone());
-                add("apps/v1", "StatefulSet", ns.clone());
-                add("apps/v1", "ReplicaSet", ns.clone());
-            }
-            ("", "PersistentVolumeClaim") => add("storage.k8s.io/v1", "StorageClass", None),
-            ("", "Pod") => {}
-            (g, _) if !g.is_empty() && !is_builtin(g) => {
-                add("apiextensions.k8s.io/v1", "CustomResourceDefinition", None);
-            }
-            _ => {}
+        for w in kinds::of(t.group(), t.kind()).watches {
+            let ns = if w.cluster { None } else { ns.clone() };
+            out.insert((w.api_version.to_owned(), w.kind.to_owned(), ns));
         }
         if ns.is_some() {
-            add("v1", "Event", ns);
+            out.insert(("v1".to_owned(), "Event".to_owned(), ns));
         }
     }
     out
-}
-
-fn is_builtin(group: &str) -> bool {
-    group.ends_with(".k8s.io") || matches!(group, "apps" | "batch" | "autoscaling" | "policy")
 }
 
 /// Resolve the needed triples into watch scopes the cluster serves. `labels` narrows only

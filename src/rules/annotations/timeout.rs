@@ -2,7 +2,10 @@
 //! and the global `--timeout` as a cap, so one slow kind cannot outlast the whole run.
 
 use crate::manifest::parse_span;
+use crate::outcome::ResourceId;
 use crate::rules::error::RulesError;
+use crate::rules::kinds;
+use crate::rules::snapshot::group_of;
 use crate::rules::target::Target;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,35 +18,18 @@ pub const KRANE_TIMEOUT_ANNOTATION: &str = "krane.shopify.io/timeout-override";
 const MIN_OVERRIDE: Duration = Duration::from_secs(1);
 const MAX_OVERRIDE: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// krane 3.9's per-kind `TIMEOUT` constants; anything not listed (custom resources and
-/// other kinds) gets krane's `KubernetesResource` default of 5 minutes.
-pub fn default_timeout(kind: &str) -> Duration {
-    let secs = match kind {
-        "Pod" | "StatefulSet" | "Job" => 600,
-        "Deployment" | "Service" => 420,
-        "DaemonSet" | "ReplicaSet" | "PersistentVolumeClaim" => 300,
-        "HorizontalPodAutoscaler" => 180,
-        "CustomResourceDefinition" => 120,
-        "PodDisruptionBudget" => 10,
-        "ConfigMap" | "Secret" | "ServiceAccount" | "Role" | "RoleBinding" | "ClusterRole"
-        | "ClusterRoleBinding" | "NetworkPolicy" | "ResourceQuota" | "LimitRange"
-        | "PodTemplate" | "Namespace" | "CronJob" | "Ingress" | "IngressClass"
-        | "PriorityClass" | "StorageClass" => 30,
-        _ => 300,
-    };
-    Duration::from_secs(secs)
-}
-
-/// The deadline for one resource: the annotated timeout (ours, else krane's) or the kind's
-/// default, never beyond `global`. An unreadable annotation is ignored here;
-/// `timeout_override` reports it so input validation can refuse the manifest first.
+/// The deadline for one resource: the annotated timeout (ours, else krane's) or its kind's
+/// default (krane 3.9's per-kind `TIMEOUT`, in the kind's row of `rules::kinds`), never
+/// beyond `global`. An unreadable annotation is ignored here; `timeout_override` reports it
+/// so input validation can refuse the manifest first.
 pub fn deadline_for(
-    kind: &str,
+    id: &ResourceId,
     annotations: &BTreeMap<String, String>,
     global: Duration,
 ) -> Duration {
     let own = override_from(annotations).ok().flatten();
-    own.unwrap_or_else(|| default_timeout(kind)).min(global)
+    let kind = kinds::of(group_of(&id.api_version), &id.kind);
+    own.unwrap_or(kind.timeout).min(global)
 }
 
 /// The annotated timeout of a target, if any, or why it cannot be read.
@@ -83,14 +69,25 @@ mod tests {
 
     const GLOBAL: Duration = Duration::from_secs(3600);
 
+    /// `kind` is the built-in kind of that name, else a custom resource's.
     #[track_caller]
     fn case(kind: &str, annotations: &[(&str, &str)], global: Duration, expected_secs: u64) {
         let annotations = annotations
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
+        let group = kinds::KINDS
+            .iter()
+            .find(|k| k.kind == kind)
+            .map_or("example.com", |k| k.group);
+        let api_version = if group.is_empty() {
+            "v1".to_owned()
+        } else {
+            format!("{group}/v1")
+        };
+        let id = Target::new(&api_version, kind, Some("shop"), "x").id;
         assert_eq!(
-            deadline_for(kind, &annotations, global),
+            deadline_for(&id, &annotations, global),
             Duration::from_secs(expected_secs)
         );
     }

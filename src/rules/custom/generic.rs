@@ -3,8 +3,8 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::condition;
-use crate::rules::custom::is_builtin_group;
 use crate::rules::custom::rollout_conditions::{crd_of, declared_for};
+use crate::rules::kinds::is_builtin_group;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
 use crate::verdict::Reason;
