@@ -6,8 +6,8 @@ use crate::cli::{Cli, Command};
 use crate::cluster::connect;
 use crate::config::{Config, Mode};
 use crate::outcome::RunOutcome;
-use crate::output::{Published, Publisher, Terminal, TerminalMode};
-use crate::render::{self, Style};
+use crate::output::{Published, Publisher, Redacting, Terminal, TerminalMode};
+use crate::render::{self, Redactor, Style};
 use crate::run::{self, RunError};
 use crate::verdict::EXIT_INVALID_INPUT;
 use anyhow::Context;
@@ -106,24 +106,31 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     if github {
         let mut out = std::io::stdout().lock();
         for secret in &secrets {
-            let _ = writeln!(out, "{}", crate::github::mask_command(secret));
+            let _ = writeln!(out, "{}", crate::render::github::mask_command(secret));
         }
     }
-    let mut terminal = Terminal::new(TerminalMode::detect(stderr_tty, github), style)
-        .with_secrets(secrets.clone());
+    let token = config.github.github_token.clone();
+    let redactor = Redactor::new(
+        secrets
+            .iter()
+            .cloned()
+            .chain(token.filter(|t| !t.trim().is_empty())),
+    );
+    let mut terminal = Terminal::new(TerminalMode::detect(stderr_tty, github), style);
     if config.mode == crate::config::Mode::Check {
         let name = config
             .github
             .check_name
             .clone()
             .unwrap_or_else(|| "check".to_owned());
-        let publisher = start_publisher(&config, name, &secrets).await;
+        let publisher = start_publisher(&config, name, &redactor).await;
         let mut tee = publisher.observer(&mut terminal);
-        let result = run::check(&config, &manifests, &access, &mut tee).await;
+        let mut observer = Redacting::new(&redactor, &mut tee);
+        let result = run::check(&config, &manifests, &access, &mut observer).await;
         drop(tee);
         terminal.finish();
         return match result {
-            Ok(outcome) => finish(&config, outcome, publisher, false, &style, &secrets).await,
+            Ok(outcome) => finish(&config, outcome, publisher, false, &style, &redactor).await,
             Err(e) => {
                 abandon(publisher).await;
                 Ok(invalid(&e, config.mode))
@@ -146,7 +153,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         format!("{word} ({context}/{})", conn.default_namespace)
     });
     let (publisher, early) =
-        start_publisher_listening(&config, name, &secrets, &mut interrupts).await;
+        start_publisher_listening(&config, name, &redactor, &mut interrupts).await;
     if let Some(signal) = early {
         finish(
             &config,
@@ -154,20 +161,21 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
             publisher,
             true,
             &style,
-            &secrets,
+            &redactor,
         )
         .await?;
         return Ok(128 + signal);
     }
     let mut tee = publisher.observer(&mut terminal);
+    let mut observer = Redacting::new(&redactor, &mut tee);
     let result = tokio::select! {
-        r = work.run(&conn, &config, manifests, &access, &mut tee) => Ok(r),
+        r = work.run(&conn, &config, manifests, &access, &mut observer) => Ok(r),
         signal = interrupts.next() => Err(signal),
     };
     drop(tee);
     terminal.finish();
     match result {
-        Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &style, &secrets).await,
+        Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &style, &redactor).await,
         Ok(Err(e)) => {
             abandon(publisher).await;
             match e {
@@ -184,7 +192,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
             let outcome = publisher.so_far();
             // A second signal means "now": exit without waiting for GitHub.
             tokio::select! {
-                done = finish(&config, outcome, publisher, true, &style, &secrets) => {
+                done = finish(&config, outcome, publisher, true, &style, &redactor) => {
                     done?;
                 }
                 again = interrupts.next() => {
@@ -202,12 +210,12 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
 }
 
 /// Create the check run (when enabled) and mask the token first thing under Actions.
-async fn start_publisher(config: &Config, name: String, secrets: &[String]) -> Publisher {
+async fn start_publisher(config: &Config, name: String, redactor: &Redactor) -> Publisher {
     let publisher = Publisher::start(
         &config.github,
         name,
         config.mode == crate::config::Mode::DryRun,
-        secrets,
+        redactor,
     )
     .await;
     if let Some(mask) = publisher.mask() {
@@ -281,10 +289,10 @@ impl Interrupts {
 async fn start_publisher_listening(
     config: &Config,
     name: String,
-    secrets: &[String],
+    redactor: &Redactor,
     interrupts: &mut Interrupts,
 ) -> (Publisher, Option<u8>) {
-    let start = start_publisher(config, name.clone(), secrets);
+    let start = start_publisher(config, name.clone(), redactor);
     tokio::pin!(start);
     tokio::select! {
         publisher = &mut start => (publisher, None),
@@ -296,7 +304,7 @@ async fn start_publisher_listening(
                 Err(_) => {
                     let mut quiet = config.clone();
                     quiet.github.check_run = crate::cli::CheckRunMode::Off;
-                    (start_publisher(&quiet, name, secrets).await, Some(signal))
+                    (start_publisher(&quiet, name, redactor).await, Some(signal))
                 }
             }
         }
@@ -329,10 +337,10 @@ async fn finish(
     publisher: Publisher,
     cancelled: bool,
     style: &Style,
-    secrets: &[String],
+    redactor: &Redactor,
 ) -> anyhow::Result<u8> {
     // Cluster text (logs, events, messages) may quote a secret: masked before any rendering.
-    let mut outcome = crate::github::redact_run(&outcome, secrets);
+    let mut outcome = redactor.run(&outcome);
     outcome.done = config.mode.done();
 
     let report = crate::report::to_json(&outcome);

@@ -5,10 +5,10 @@
 //! The loop is `backon`'s, on the schedule of [`RetryPolicy::backoff`]; what GitHub asks for
 //! (`Retry-After`, the quota reset) adjusts each wait.
 
-use super::context::{ActionsContext, Repository};
 use super::error::{GithubError, error_chain};
 use super::retry::{self, Decision, Failure, RateHeaders, RetryPolicy};
-use super::wire::{CheckRunInfo, CheckRunList, CreateCheckRun, UpdateCheckRun};
+use crate::render::github::context::{ActionsContext, Repository};
+use crate::render::github::wire::{CheckRunInfo, CheckRunList, CreateCheckRun, UpdateCheckRun};
 use crate::render::{redact, redact_json};
 use backon::Retryable as _;
 use octocrab::Octocrab;

@@ -3,14 +3,14 @@
 //! cancellation too, because a run left in progress blocks a required check forever.
 
 use super::client::GithubClient;
-use super::context::ActionsContext;
 use super::error::GithubError;
-use super::limits;
-use super::render::{Stage, check_output, conclusion, redact_run};
-use super::wire::{
+use crate::outcome::RunOutcome;
+use crate::render::github::check_run::{Stage, check_output, conclusion};
+use crate::render::github::context::ActionsContext;
+use crate::render::github::limits;
+use crate::render::github::wire::{
     Annotation, CheckRunInfo, Conclusion, CreateCheckRun, Output, Status, UpdateCheckRun, iso8601,
 };
-use crate::outcome::RunOutcome;
 use jiff::Timestamp;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -105,8 +105,7 @@ impl CheckRun {
         }
         // Counted from the attempt: a failing GitHub is not asked more often.
         self.last_write = Instant::now();
-        let run = redact_run(run, self.client.secrets());
-        let mut output = check_output(&run, Stage::InProgress, &self.ctx);
+        let mut output = check_output(run, Stage::InProgress, &self.ctx);
         output.annotations.clear();
         let body = UpdateCheckRun {
             status: None,
@@ -128,16 +127,15 @@ impl CheckRun {
         cancelled: bool,
         completed_at: Timestamp,
     ) -> Result<Finished, GithubError> {
-        let run = redact_run(run, self.client.secrets());
         let stage = if cancelled {
             Stage::Cancelled
         } else {
             Stage::Completed
         };
-        let mut output = check_output(&run, stage, &self.ctx);
+        let mut output = check_output(run, stage, &self.ctx);
         let annotations = std::mem::take(&mut output.annotations);
         let mut batches = limits::annotation_batches(&annotations);
-        let conclusion = conclusion(&run, cancelled);
+        let conclusion = conclusion(run, cancelled);
         let first = UpdateCheckRun {
             status: Some(Status::Completed),
             conclusion: Some(conclusion),

@@ -4,15 +4,15 @@
 //! back-offs of seconds take none.
 
 use super::client::{ClientOptions, GithubClient};
-use super::context::ActionsContext;
 use super::error::GithubError;
 use super::lifecycle::{CheckRun, Finished, UPDATE_INTERVAL, Update};
-use super::limits;
 use super::retry::RetryPolicy;
-use super::testing::ctx;
-use super::wire::Conclusion;
 use crate::outcome::RunOutcome;
 use crate::render::fixtures;
+use crate::render::github::context::ActionsContext;
+use crate::render::github::limits;
+use crate::render::github::testing::ctx;
+use crate::render::github::wire::Conclusion;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -672,11 +672,11 @@ async fn errors_are_values_and_never_show_the_token() {
 
 #[tokio::test(start_paused = true)]
 async fn a_pull_request_check_goes_on_its_head_commit() {
-    let mut env = super::testing::env();
+    let mut env = crate::render::github::testing::env();
     env.insert("GITHUB_EVENT_NAME".into(), "pull_request".into());
     let payload = format!(
         r#"{{"action":"opened","number":42,"pull_request":{{"head":{{"ref":"feature/web","sha":"{}"}}}}}}"#,
-        super::testing::HEAD_SHA
+        crate::render::github::testing::HEAD_SHA
     );
     let ctx = ActionsContext::from_env(&env, Some(&payload), None).unwrap();
     let server = MockServer::start().await;
@@ -686,5 +686,5 @@ async fn a_pull_request_check_goes_on_its_head_commit() {
         .await
         .unwrap();
     let body = &requests(&server).await[0].2;
-    assert_eq!(body["head_sha"], super::testing::HEAD_SHA);
+    assert_eq!(body["head_sha"], crate::render::github::testing::HEAD_SHA);
 }

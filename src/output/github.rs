@@ -5,9 +5,11 @@
 //! does not change the verdict or the exit code.
 
 use crate::cli::{CheckRunMode, GithubArgs};
-use crate::github::{self, ActionsContext, CheckRun, GithubClient};
+use crate::github::{CheckRun, GithubClient};
 use crate::observe::{Observer, RunEvent};
 use crate::outcome::{Outcome, RunOutcome};
+use crate::render::Redactor;
+use crate::render::github::{self, ActionsContext};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,8 +31,6 @@ pub struct Publisher {
     check: Arc<tokio::sync::Mutex<Option<CheckRun>>>,
     name: String,
     token: Option<String>,
-    /// Values to mask in everything sent to GitHub besides the token.
-    secrets: Vec<String>,
     /// Verdicts so far, for progress updates and for a cancelled run's last word.
     seen: Arc<Mutex<Vec<Outcome>>>,
     /// Resources applied or watched without a verdict yet, with their last state.
@@ -61,7 +61,7 @@ impl Publisher {
         args: &GithubArgs,
         name: String,
         dry_run: bool,
-        secrets: &[String],
+        redactor: &Redactor,
     ) -> Publisher {
         let env = environment();
         let in_actions = env.get("GITHUB_ACTIONS").is_some_and(|v| v == "true");
@@ -71,7 +71,6 @@ impl Publisher {
             check: Arc::new(tokio::sync::Mutex::new(None)),
             name,
             token: token.clone(),
-            secrets: secrets.to_vec(),
             seen: Arc::new(Mutex::new(Vec::new())),
             pending: Pending::default(),
             progress: None,
@@ -110,7 +109,7 @@ impl Publisher {
         };
         let ctx = publisher.ctx.clone().expect("set above");
         let client = match GithubClient::new(&ctx, &token) {
-            Ok(c) => c.with_secrets(std::iter::once(token.clone()).chain(secrets.iter().cloned())),
+            Ok(c) => c.with_secrets(redactor.secrets().iter().cloned()),
             Err(e) => {
                 publisher.warnings.push(format!("no check run: {e}"));
                 return publisher;
@@ -196,6 +195,7 @@ impl Publisher {
     }
 
     /// Complete the check run, write the job summary and outputs, and say what to print.
+    /// `run` comes through the run's [`Redactor`] already.
     pub async fn finish(
         self,
         run: &RunOutcome,
@@ -209,8 +209,7 @@ impl Publisher {
         let Some(ctx) = self.ctx else {
             return published;
         };
-        let secrets: Vec<String> = self.token.into_iter().chain(self.secrets).collect();
-        let run = github::locate(&github::redact_run(run, &secrets), &ctx);
+        let run = github::locate(run, &ctx);
         // After a signal the runner kills the process 7.5 s later: finish in time or give
         // up and say so, rather than be killed mid-request. The limit also covers waiting
         // for a progress update still in flight (it holds the check run).

@@ -1,8 +1,10 @@
 //! The output layer: the only code that prints. It displays what the pure renderers make.
 
 mod github;
+mod redacting;
 mod terminal;
 
 pub use github::{CANCELLED_FINISH_LIMIT, Published, Publisher, Tee};
 
+pub use redacting::Redacting;
 pub use terminal::{Terminal, TerminalMode};

@@ -42,8 +42,6 @@ pub struct Terminal {
     group_open: bool,
     /// When the last line was printed, to print a status table only into a quiet log.
     last_line_at: Duration,
-    /// Values never to print (Secret data from the manifests).
-    secrets: Vec<String>,
     /// Whose log lines are being printed (`run`), to name them once.
     log_title: Option<String>,
     /// Under Actions, the token workflow commands are stopped with while logs print.
@@ -64,20 +62,12 @@ impl Terminal {
             bars: HashMap::new(),
             group_open: false,
             last_line_at: Duration::ZERO,
-            secrets: Vec::new(),
             log_title: None,
             stopped: None,
         }
     }
 
-    /// Mask these values in every line printed.
-    pub fn with_secrets(mut self, secrets: Vec<String>) -> Self {
-        self.secrets = secrets;
-        self
-    }
-
     fn line(&self, text: &str) {
-        let text = &render::redact(text, &self.secrets);
         if self.mode == TerminalMode::Live {
             let _ = self.multi.println(text);
         } else {
@@ -173,7 +163,6 @@ impl Observer for Terminal {
             RunEvent::Waiting { id, state } => {
                 if self.mode == TerminalMode::Live {
                     let line = render::progress_line(&id, &state, at);
-                    let line = render::redact(&line, &self.secrets);
                     self.bar(&id).set_message(line);
                 } else {
                     if !self.group_open && self.mode == TerminalMode::GitHubActions {

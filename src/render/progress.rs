@@ -72,7 +72,10 @@ pub fn verdict_line(outcome: &Outcome, style: &Style) -> String {
 /// `::group::title`: starts a foldable section in a GitHub Actions log. The title is
 /// escaped as workflow-command data so a newline in it cannot inject a second command.
 pub fn group_start(title: &str) -> String {
-    format!("::group::{}", sanitize(&crate::github::escape_data(title)))
+    format!(
+        "::group::{}",
+        sanitize(&crate::render::github::escape_data(title))
+    )
 }
 
 /// `::endgroup::`: closes the section [`group_start`] opened.

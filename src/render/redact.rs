@@ -1,9 +1,93 @@
 //! Last line of defence for secrets: deploy-action never renders Secret data, but a
-//! container log or an admission message can quote a value, so callers that know the
-//! sensitive values mask them in any rendered text before it leaves the process.
+//! container log or an admission message can quote a value. One [`Redactor`], made at the
+//! edge from the manifests' Secret values and the GitHub token, masks the text that came
+//! from the cluster in every event and in the finished run before any output sees them:
+//! the terminal, the summary, the report and GitHub all receive what it returns.
 
+use crate::observe::RunEvent;
+use crate::outcome::{Change, Outcome, RunOutcome};
 use serde_json::Value;
 use std::ops::Range;
+
+/// The values no output may show, and the one place outputs get their data through.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
+        Redactor {
+            secrets: secrets.into_iter().collect(),
+        }
+    }
+
+    pub fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
+    pub fn text(&self, text: &str) -> String {
+        redact(text, &self.secrets)
+    }
+
+    /// `run` with every secret masked in the text that came from the cluster (messages,
+    /// events, log lines, planned values), before any of it is rendered, so GitHub's
+    /// limits apply to what is really sent. Names and manifest places are kept: they come
+    /// from the user's files, and annotations need them whole.
+    pub fn run(&self, run: &RunOutcome) -> RunOutcome {
+        let mut run = run.clone();
+        for outcome in &mut run.outcomes {
+            self.outcome(outcome);
+        }
+        run
+    }
+
+    fn outcome(&self, outcome: &mut Outcome) {
+        let mask = |text: &mut String| *text = self.text(text);
+        mask(&mut outcome.message);
+        if let Some(Change::Changed { fields }) = &mut outcome.change {
+            for field in fields {
+                for value in [&mut field.before, &mut field.after].into_iter().flatten() {
+                    mask(value);
+                }
+                mask(&mut field.path);
+            }
+        }
+        for event in &mut outcome.events {
+            mask(&mut event.message);
+            mask(&mut event.reason);
+        }
+        if let Some(logs) = &mut outcome.logs {
+            logs.lines.iter_mut().for_each(mask);
+        }
+    }
+
+    /// `event` with the same text masked as in [`Redactor::run`]: states, warnings, log
+    /// lines and verdicts.
+    pub fn event(&self, mut event: RunEvent) -> RunEvent {
+        match &mut event {
+            RunEvent::Waiting { state, .. } => *state = self.text(state),
+            RunEvent::Verdict(outcome) => self.outcome(outcome),
+            RunEvent::WatchTrouble(message) | RunEvent::Warning(message) => {
+                *message = self.text(message);
+            }
+            RunEvent::Status(pending) => {
+                for (_, state) in pending {
+                    *state = self.text(state);
+                }
+            }
+            RunEvent::Log { line, .. } => *line = self.text(line),
+            RunEvent::Loaded { .. }
+            | RunEvent::Validating
+            | RunEvent::Phase(_)
+            | RunEvent::Applied { .. }
+            | RunEvent::ImagesChecked(_)
+            | RunEvent::FailFast { .. }
+            | RunEvent::Started { .. } => {}
+        }
+        event
+    }
+}
 
 const MASK: &str = "***";
 
@@ -149,5 +233,39 @@ mod tests {
                 "resources": [{"name": "web", "replicas": 3, "logs": ["pw=***"]}],
             })
         );
+    }
+
+    #[test]
+    fn events_lose_the_cluster_text_that_quotes_a_secret_and_keep_names() {
+        let redactor = Redactor::new(["hunter2".to_owned()]);
+        let id = crate::render::fixtures::id("v1", "Pod", Some("shop"), "hunter2-job");
+        let waiting = RunEvent::Waiting {
+            id: id.clone(),
+            state: "waiting: password hunter2 rejected".into(),
+        };
+        assert_eq!(
+            redactor.event(waiting),
+            RunEvent::Waiting {
+                id: id.clone(),
+                state: "waiting: password *** rejected".into()
+            }
+        );
+        let log = RunEvent::Log {
+            pod: "migrate".into(),
+            container: "db".into(),
+            line: "PGPASSWORD=hunter2".into(),
+        };
+        let RunEvent::Log { line, .. } = redactor.event(log) else {
+            unreachable!()
+        };
+        assert_eq!(line, "PGPASSWORD=***");
+        let mut outcome = crate::render::fixtures::crash_loop();
+        outcome.message = "exited: hunter2".into();
+        let RunEvent::Verdict(masked) = redactor.event(RunEvent::Verdict(Box::new(outcome))) else {
+            unreachable!()
+        };
+        assert_eq!(masked.message, "exited: ***");
+        let applied = RunEvent::Applied { id, dry_run: false };
+        assert_eq!(redactor.event(applied.clone()), applied);
     }
 }

@@ -66,7 +66,7 @@ pub(crate) fn headline(outcome: &Outcome, with_ns: bool, style: &Style) -> Strin
 }
 
 /// Namespaces are shown only when the run touches more than one: otherwise they are noise.
-fn spans_namespaces(run: &RunOutcome) -> bool {
+pub(crate) fn spans_namespaces(run: &RunOutcome) -> bool {
     let namespaces: BTreeSet<&str> = run
         .outcomes
         .iter()
@@ -75,80 +75,100 @@ fn spans_namespaces(run: &RunOutcome) -> bool {
     namespaces.len() > 1
 }
 
-fn run_headline(run: &RunOutcome, style: &Style) -> String {
-    let failed = run.count(Verdict::Failed);
-    let timed_out = run.count(Verdict::TimedOut);
-    let succeeded = run.count(Verdict::Succeeded);
-    let unfinished = run.count(Verdict::Unfinished);
-    let tone = Tone::of_result(run.result);
+/// The run's first line as data: a label (`SUCCESS`, `DRY RUN`, `CHECK FAILED`) and what
+/// follows it. The terminal paints the label, the check run sets it in bold: both say the
+/// same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Headline {
+    pub label: &'static str,
+    pub text: String,
+}
 
-    if let Some(t) = run.images {
-        let label = match run.result {
-            RunResult::Failure => "CHECK FAILED",
-            _ if t.unconfirmed > 0 => "CHECK UNCONFIRMED",
-            _ => "CHECK PASSED",
-        };
-        let label = style.paint_bold(tone, label);
-        let valid = plural(succeeded + unfinished, "manifest valid", "manifests valid");
-        return format!("{label}: {}; {valid}", image_counts(&t));
-    }
+impl Headline {
+    pub(crate) fn of(run: &RunOutcome) -> Headline {
+        let failed = run.count(Verdict::Failed);
+        let timed_out = run.count(Verdict::TimedOut);
+        let succeeded = run.count(Verdict::Succeeded);
+        let unfinished = run.count(Verdict::Unfinished);
+        let headline = |label, text| Headline { label, text };
 
-    if run.dry_run && run.result == RunResult::Success {
-        // What would be pruned is not applied: the plan's counts name it.
-        let pruned = run.pruned();
-        let mut what = plural(succeeded + unfinished - pruned, "resource", "resources");
-        if let Some(plan) = super::plan::counts(run) {
-            what.push_str(&format!(" ({plan})"));
+        if let Some(t) = run.images {
+            let label = match run.result {
+                RunResult::Failure => "CHECK FAILED",
+                _ if t.unconfirmed > 0 => "CHECK UNCONFIRMED",
+                _ => "CHECK PASSED",
+            };
+            let valid = plural(succeeded + unfinished, "manifest valid", "manifests valid");
+            return headline(label, format!("{}; {valid}", image_counts(&t)));
         }
-        let label = style.paint_bold(tone, "DRY RUN");
-        return if unfinished == 0 {
-            format!("{label}: {what} would be applied, server validation passed")
+
+        if run.dry_run && run.result == RunResult::Success {
+            // What would be pruned is not applied: the plan's counts name it.
+            let pruned = run.pruned();
+            let mut what = plural(succeeded + unfinished - pruned, "resource", "resources");
+            if let Some(plan) = super::plan::counts(run) {
+                what.push_str(&format!(" ({plan})"));
+            }
+            return headline(
+                "DRY RUN",
+                if unfinished == 0 {
+                    format!("{what} would be applied, server validation passed")
+                } else {
+                    format!(
+                        "{what} would be applied; server validation passed for {}, \
+                         {unfinished} not validated by the server",
+                        succeeded - pruned
+                    )
+                },
+            );
+        }
+
+        let (ok_word, unfinished_word) = if run.dry_run {
+            ("passed server validation", "not validated")
         } else {
-            format!(
-                "{label}: {what} would be applied; server validation passed for {}, \
-                 {unfinished} not validated by the server",
-                succeeded - pruned
-            )
+            ("succeeded", "unfinished")
         };
-    }
+        let counts: Vec<String> = [
+            (failed, "failed"),
+            (timed_out, "timed out"),
+            (unfinished, unfinished_word),
+            (succeeded, ok_word),
+        ]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, word)| format!("{n} {word}"))
+        .collect();
+        let counts = if counts.is_empty() {
+            "no resources".to_owned()
+        } else {
+            counts.join(", ")
+        };
 
-    let (ok_word, unfinished_word) = if run.dry_run {
-        ("passed server validation", "not validated")
-    } else {
-        ("succeeded", "unfinished")
-    };
-    let counts: Vec<String> = [
-        (failed, "failed"),
-        (timed_out, "timed out"),
-        (unfinished, unfinished_word),
-        (succeeded, ok_word),
-    ]
-    .into_iter()
-    .filter(|&(n, _)| n > 0)
-    .map(|(n, word)| format!("{n} {word}"))
-    .collect();
-    let counts = if counts.is_empty() {
-        "no resources".to_owned()
-    } else {
-        counts.join(", ")
-    };
-
-    let label = match (run.dry_run, run.result) {
-        (false, RunResult::Success) => "SUCCESS",
-        (false, RunResult::Failure) => "FAILURE",
-        (false, RunResult::TimedOut) => "TIMED OUT",
-        (true, RunResult::Success) => "DRY RUN",
-        (true, RunResult::Failure) => "DRY RUN FAILED",
-        (true, RunResult::TimedOut) => "DRY RUN TIMED OUT",
-        (false, RunResult::Cancelled) => "CANCELLED",
-        (true, RunResult::Cancelled) => "DRY RUN CANCELLED",
-    };
-    let label = style.paint_bold(tone, label);
-    if run.dry_run {
-        format!("{label}: {counts}")
-    } else {
-        format!("{label}: {counts} in {}", duration::seconds(run.seconds))
+        let label = match (run.dry_run, run.result) {
+            (false, RunResult::Success) => "SUCCESS",
+            (false, RunResult::Failure) => "FAILURE",
+            (false, RunResult::TimedOut) => "TIMED OUT",
+            (true, RunResult::Success) => "DRY RUN",
+            (true, RunResult::Failure) => "DRY RUN FAILED",
+            (true, RunResult::TimedOut) => "DRY RUN TIMED OUT",
+            (false, RunResult::Cancelled) => "CANCELLED",
+            (true, RunResult::Cancelled) => "DRY RUN CANCELLED",
+        };
+        if run.dry_run {
+            headline(label, counts)
+        } else {
+            headline(
+                label,
+                format!("{counts} in {}", duration::seconds(run.seconds)),
+            )
+        }
     }
+}
+
+fn run_headline(run: &RunOutcome, style: &Style) -> String {
+    let Headline { label, text } = Headline::of(run);
+    let label = style.paint_bold(Tone::of_result(run.result), label);
+    format!("{label}: {text}")
 }
 
 fn problem_block(out: &mut Vec<String>, outcome: &Outcome, with_ns: bool, style: &Style) {

@@ -10,9 +10,8 @@ use super::wire::{Annotation, AnnotationLevel, Conclusion, Output};
 use crate::outcome::{Outcome, RunOutcome};
 use crate::render::duration;
 use crate::render::sanitize::sanitized_lines;
-use crate::render::{self as terminal, Style, redact};
+use crate::render::summary::{Headline, image_counts, spans_namespaces};
 use crate::verdict::{Reason, RunResult, Verdict};
-use std::collections::BTreeSet;
 
 /// Room kept in `text` for the line saying problems were left out.
 const TEXT_RESERVE: usize = 200;
@@ -73,7 +72,7 @@ pub fn title(run: &RunOutcome, stage: Stage) -> String {
     .filter_map(|(verdict, word)| problem_phrase(run, verdict, word))
     .collect();
     let body = if let Some(t) = &run.images {
-        terminal::summary::image_counts(t)
+        image_counts(t)
     } else if stage == Stage::InProgress && run.outcomes.is_empty() {
         "waiting for the first verdict".to_owned()
     } else if !problems.is_empty() && unfinished > 0 && !run.dry_run {
@@ -109,10 +108,8 @@ pub fn summary(run: &RunOutcome, stage: Stage, ctx: &ActionsContext) -> String {
     let mut out = match stage {
         Stage::Completed => {
             // The terminal's headline, so the log and the check run say the same.
-            let terminal_summary = terminal::summary(run, &Style::PLAIN);
-            let headline = terminal_summary.lines().next().unwrap_or_default();
-            let (label, rest) = headline.split_once(": ").unwrap_or((headline, ""));
-            format!("**{label}**: {rest}\n\n")
+            let Headline { label, text } = Headline::of(run);
+            format!("**{label}**: {text}\n\n")
         }
         Stage::InProgress => format!("**IN PROGRESS**: {} so far\n\n", counts(run)),
         Stage::Cancelled => format!(
@@ -204,33 +201,6 @@ pub fn annotations(run: &RunOutcome, ctx: &ActionsContext) -> Vec<Annotation> {
         .collect()
 }
 
-/// `run` with every secret masked in the text that came from the cluster, before any of
-/// it is rendered for GitHub (so limits apply to what is really sent).
-pub fn redact_run(run: &RunOutcome, secrets: &[String]) -> RunOutcome {
-    let mut run = run.clone();
-    for outcome in &mut run.outcomes {
-        outcome.message = redact(&outcome.message, secrets);
-        if let Some(crate::outcome::Change::Changed { fields }) = &mut outcome.change {
-            for field in fields {
-                for value in [&mut field.before, &mut field.after].into_iter().flatten() {
-                    *value = redact(value, secrets);
-                }
-                field.path = redact(&field.path, secrets);
-            }
-        }
-        for event in &mut outcome.events {
-            event.message = redact(&event.message, secrets);
-            event.reason = redact(&event.reason, secrets);
-        }
-        if let Some(logs) = &mut outcome.logs {
-            for line in &mut logs.lines {
-                *line = redact(line, secrets);
-            }
-        }
-    }
-    run
-}
-
 /// Failed, then timed-out, then unvalidated outcomes, manifest order within each. Those
 /// left unfinished by fail fast are not problems to fix: the table lists them.
 pub(super) fn problems(run: &RunOutcome) -> Vec<&Outcome> {
@@ -268,15 +238,6 @@ pub(super) fn place(outcome: &Outcome, ctx: &ActionsContext) -> Option<(String, 
         .as_ref()
         .or(outcome.source.as_ref())?;
     Some((ctx.repo_path(&span.file)?, span.line.max(1)))
-}
-
-pub(super) fn spans_namespaces(run: &RunOutcome) -> bool {
-    let namespaces: BTreeSet<&str> = run
-        .outcomes
-        .iter()
-        .filter_map(|o| o.resource.namespace.as_deref())
-        .collect();
-    namespaces.len() > 1
 }
 
 fn by_severity<'a>(outcomes: impl Iterator<Item = &'a Outcome>) -> Vec<&'a Outcome> {

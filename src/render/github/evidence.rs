@@ -2,10 +2,10 @@
 //! the events and the log tail, in code blocks that cluster text cannot break out of.
 //! The same lines, plain, are an annotation's `raw_details`.
 
+use super::check_run::{message, place, problem_title};
 use super::context::ActionsContext;
 use super::limits;
 use super::markdown::{code, escape, fenced};
-use super::render::{message, place, problem_title};
 use crate::outcome::{EventLine, LogTail, Outcome};
 use crate::render::duration;
 use crate::render::sanitize::sanitized_lines;

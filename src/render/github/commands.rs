@@ -2,9 +2,9 @@
 //! requests), so problems still show as annotations on the run and the pull request.
 //! Cluster text is escaped so it cannot end a command early or inject a second one.
 
+use super::check_run::{message, place, problem_title, problems};
 use super::context::ActionsContext;
 use super::limits;
-use super::render::{message, place, problem_title, problems};
 use crate::outcome::RunOutcome;
 use crate::verdict::Verdict;
 
@@ -86,8 +86,8 @@ fn command(level: &str, properties: &[String], message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::github::testing::ctx;
     use crate::render::fixtures;
+    use crate::render::github::testing::ctx;
 
     #[track_caller]
     fn case_property(input: &str, expected: &str) {

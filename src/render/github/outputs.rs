@@ -2,9 +2,9 @@
 //! job summary (`GITHUB_STEP_SUMMARY`). Both are written whether or not the check run
 //! worked, so they are the reliable record.
 
+use super::check_run::{Stage, summary, text, title};
 use super::context::ActionsContext;
 use super::limits;
-use super::render::{Stage, summary, text, title};
 use crate::outcome::RunOutcome;
 use crate::verdict::Verdict;
 use std::collections::hash_map::DefaultHasher;
@@ -156,7 +156,7 @@ mod tests {
             outcomes.push(o);
         }
         let run = RunOutcome::new(false, 60.0, outcomes);
-        let text = step_summary(&run, "deploy", None, &crate::github::testing::ctx());
+        let text = step_summary(&run, "deploy", None, &crate::render::github::testing::ctx());
         assert!(text.len() < 1024 * 1024, "{}", text.len());
         assert!(text.contains("more resources, listed in the job log."));
         assert!(text.contains("more problems, with their evidence in the job log."));

@@ -1,16 +1,14 @@
 //! The check run's words for the runs deploy-action sees most: a missing image, a slow
 //! registry, a clean deploy; and the limits and escaping around them.
 
+use super::check_run::{Stage, annotations, check_output, conclusion, summary, text, title};
 use super::commands::workflow_commands;
 use super::limits;
 use super::outputs::step_summary;
-use super::render::{
-    Stage, annotations, check_output, conclusion, redact_run, summary, text, title,
-};
 use super::testing::ctx;
 use super::wire::{AnnotationLevel, Conclusion};
 use crate::outcome::{LogTail, RunOutcome};
-use crate::render::fixtures;
+use crate::render::{Redactor, fixtures};
 use crate::verdict::Reason;
 
 /// Snapshot files named without the module prefix, as the other renderers do.
@@ -403,10 +401,8 @@ fn secrets_are_masked_before_rendering() {
         .unwrap()
         .lines
         .push("connecting with hunter2".into());
-    let run = redact_run(
-        &RunOutcome::new(false, 2.0, vec![outcome]),
-        &["hunter2".to_owned()],
-    );
+    let run =
+        Redactor::new(["hunter2".to_owned()]).run(&RunOutcome::new(false, 2.0, vec![outcome]));
     let all = everything(&run);
     assert!(!all.contains("hunter2"), "{all}");
     assert!(all.contains("db password *** rejected"));
@@ -537,7 +533,7 @@ fn secrets_from_the_manifests_are_masked_in_plan_values() {
             after: Some("\"--password=hunter2-new\"".into()),
         }],
     });
-    let redacted = redact_run(&run, &["hunter2-old".into(), "hunter2-new".into()]);
+    let redacted = Redactor::new(["hunter2-old".into(), "hunter2-new".into()]).run(&run);
     let text = text(&redacted, &ctx()).unwrap();
     assert!(!text.contains("hunter2"), "{text}");
     assert!(text.contains("--password=***"), "{text}");

@@ -87,8 +87,8 @@ fn list_files(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::github::testing::ctx;
     use crate::render::fixtures;
+    use crate::render::github::testing::ctx;
 
     #[test]
     fn a_rendered_document_is_pointed_at_the_one_file_it_came_from() {
@@ -122,7 +122,7 @@ mod tests {
         let places: Vec<_> = located
             .outcomes
             .iter()
-            .map(|o| crate::github::render::place(o, &ctx))
+            .map(|o| crate::render::github::check_run::place(o, &ctx))
             .collect();
         assert_eq!(
             places,
@@ -133,10 +133,10 @@ mod tests {
             ]
         );
         // Without a place there is no annotation, and no path that does not exist.
-        let annotations = crate::github::annotations(&located, &ctx);
+        let annotations = crate::render::github::annotations(&located, &ctx);
         assert_eq!(annotations.len(), 1);
         assert_eq!(annotations[0].path, "charts/shop/templates/deployment.yaml");
-        let commands = crate::github::workflow_commands(&located, &ctx);
+        let commands = crate::render::github::workflow_commands(&located, &ctx);
         assert!(
             commands.iter().all(|c| !c.contains("<stdin>")),
             "{commands:?}"

@@ -213,7 +213,7 @@ fn url_root(value: Option<&str>, default: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::github::testing::{HEAD_SHA, MERGE_SHA, env};
+    use crate::render::github::testing::{HEAD_SHA, MERGE_SHA, env};
 
     fn pull_request_payload(head: &str) -> String {
         format!(
