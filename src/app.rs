@@ -5,11 +5,11 @@
 use crate::cli::{Cli, Command};
 use crate::cluster::connect;
 use crate::config::{Config, Mode};
-use crate::outcome::RunOutcome;
 use crate::output::{Published, Publisher, Redacting, Terminal, TerminalMode};
+use crate::pipeline::{self, RunError};
 use crate::render::{self, Redactor, Style};
-use crate::run::{self, RunError};
-use crate::verdict::EXIT_INVALID_INPUT;
+use crate::vocab::outcome::RunOutcome;
+use crate::vocab::verdict::EXIT_INVALID_INPUT;
 use anyhow::Context;
 use std::io::{IsTerminal, Read, Write};
 
@@ -63,7 +63,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     // `restart` reads what it restarts from the cluster.
     let loaded = match config.mode {
         Mode::Restart => Ok(Vec::new()),
-        _ => run::load(&config, stdin.as_deref()),
+        _ => pipeline::load(&config, stdin.as_deref()),
     };
     let manifests = match loaded {
         Ok(m) => m,
@@ -92,7 +92,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         }
         None => None,
     };
-    let access = run::RegistryAccess::new(config_credentials, &manifests)?;
+    let access = pipeline::RegistryAccess::new(config_credentials, &manifests)?;
     let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     let stderr_tty = std::io::stderr().is_terminal();
     let style = Style::detect(
@@ -126,7 +126,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         let publisher = start_publisher(&config, name, &redactor).await;
         let mut tee = publisher.observer(&mut terminal);
         let mut observer = Redacting::new(&redactor, &mut tee);
-        let result = run::check(&config, &manifests, &access, &mut observer).await;
+        let result = pipeline::check(&config, &manifests, &access, &mut observer).await;
         drop(tee);
         terminal.finish();
         return match result {
@@ -184,7 +184,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
                 | RunError::Config(_)
                 | RunError::Unconfirmed(_)
                 | RunError::Restart(_)
-                | RunError::PodRun(_) => Ok(invalid(&e, config.mode)),
+                | RunError::Task(_) => Ok(invalid(&e, config.mode)),
                 e => Err(e.into()),
             }
         }
@@ -233,8 +233,8 @@ async fn start_publisher(config: &Config, name: String, redactor: &Redactor) -> 
 
 /// A run that could not start still completes its check run (never left in progress).
 async fn abandon(publisher: Publisher) {
-    let mut outcome = crate::outcome::RunOutcome::new(false, 0.0, Vec::new());
-    outcome.result = crate::verdict::RunResult::Failure;
+    let mut outcome = crate::vocab::outcome::RunOutcome::new(false, 0.0, Vec::new());
+    outcome.result = crate::vocab::verdict::RunResult::Failure;
     let published = publisher
         .finish(&outcome, false, &serde_json::Value::Null)
         .await;
@@ -343,7 +343,7 @@ async fn finish(
     let mut outcome = redactor.run(&outcome);
     outcome.done = config.mode.done();
 
-    let report = crate::report::to_json(&outcome);
+    let report = crate::render::report::to_json(&outcome);
     if let Some(path) = &config.report {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n")
@@ -386,16 +386,16 @@ fn invalid(e: &RunError, mode: Mode) -> u8 {
 /// run a pod.
 enum Work {
     Manifests,
-    Restart(run::restart::Request),
-    Run(run::pod_run::Request, Option<Box<run::pod_run::Prepared>>),
+    Restart(pipeline::restart::Request),
+    Run(pipeline::task::Request, Option<Box<pipeline::task::Task>>),
 }
 
 impl Work {
     /// The command's own arguments, checked before any I/O.
     fn of(command: &Command) -> Result<Work, RunError> {
         Ok(match command {
-            Command::Restart(args) => Work::Restart(run::restart::Request::from_args(args)?),
-            Command::Run(args) => Work::Run(run::pod_run::Request::from_args(args)?, None),
+            Command::Restart(args) => Work::Restart(pipeline::restart::Request::from_args(args)?),
+            Command::Run(args) => Work::Run(pipeline::task::Request::from_args(args)?, None),
             _ => Work::Manifests,
         })
     }
@@ -408,7 +408,7 @@ impl Work {
         let Work::Run(request, prepared) = self else {
             return Ok(manifests);
         };
-        let pod = run::pod_run::prepare(&manifests, request)?;
+        let pod = pipeline::task::prepare(&manifests, request)?;
         let manifests = vec![pod.manifest.clone()];
         *prepared = Some(Box::new(pod));
         Ok(manifests)
@@ -419,18 +419,18 @@ impl Work {
         conn: &connect::Connection,
         config: &Config,
         manifests: Vec<crate::manifest::Manifest>,
-        access: &run::RegistryAccess,
-        observer: &mut dyn crate::observe::Observer,
+        access: &pipeline::RegistryAccess,
+        observer: &mut dyn crate::vocab::events::Observer,
     ) -> Result<RunOutcome, RunError> {
         match self {
-            Work::Manifests => run::run(conn, config, manifests, access, observer).await,
+            Work::Manifests => pipeline::deploy(conn, config, manifests, access, observer).await,
             Work::Restart(request) => {
-                run::restart::restart(conn, config, &request, access, observer).await
+                pipeline::restart::restart(conn, config, &request, access, observer).await
             }
             Work::Run(_, Some(pod)) => {
-                run::pod_run::run(conn, config, *pod, access, observer).await
+                pipeline::task::execute(conn, config, *pod, access, observer).await
             }
-            Work::Run(_, None) => run::run(conn, config, manifests, access, observer).await,
+            Work::Run(_, None) => pipeline::deploy(conn, config, manifests, access, observer).await,
         }
     }
 }

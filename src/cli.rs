@@ -120,7 +120,7 @@ pub struct RegistryArgs {
     /// on auth or network trouble, `require` stops on those too, `off` never contacts a
     /// registry from the runner (neither before nor while watching).
     #[arg(long, value_enum, default_value = "auto")]
-    pub image_preflight: crate::run::images::Preflight,
+    pub image_preflight: crate::pipeline::lookups::Preflight,
     /// Docker config file (`config.json` with `auths`) with registry credentials for lookups.
     #[arg(long)]
     pub registry_config: Option<PathBuf>,

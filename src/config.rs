@@ -2,7 +2,7 @@
 
 use crate::cli::{ClusterArgs, Command, GithubArgs};
 use crate::manifest::parse_duration;
-use crate::run::images::Preflight;
+use crate::pipeline::lookups::Preflight;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;

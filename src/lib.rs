@@ -2,7 +2,6 @@
 //! tell a fast, certain failure from a slow one.
 
 pub mod app;
-pub mod change;
 pub mod cli;
 pub mod cluster;
 pub mod config;
@@ -10,15 +9,13 @@ pub mod config;
 mod fuzz;
 pub mod github;
 pub mod manifest;
-pub mod observe;
-pub mod outcome;
 pub mod output;
+pub mod phases;
+pub mod pipeline;
 pub mod plan;
 pub mod prune;
 pub mod random;
 pub mod registry;
 pub mod render;
-pub mod report;
 pub mod rules;
-pub mod run;
-pub mod verdict;
+pub mod vocab;

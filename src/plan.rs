@@ -1,196 +1,298 @@
-//! The apply plan: which phase each manifest goes in (CRDs, Namespaces, priority kinds,
-//! everything else), and which can be checked by a server-side dry run before anything
-//! is applied. Pure, so the order is tested without a cluster.
+//! The plan of a dry run: what applying a manifest changes in the cluster, as a field-level
+//! diff of the server's dry-run result against the live object. Pure (two objects in, a
+//! [`Change`] out), so what counts as a change, and what is never shown, is tested without
+//! a cluster.
+//!
+//! Both sides come from the API server, so defaults it fills in appear on both and cancel
+//! out; what differs is what this field manager's apply changes. Metadata the server
+//! bumps on every write (resourceVersion, generation, managedFields, ...) and `status` are
+//! left out. Values are never kept where they may be secret: a Secret's `data` and
+//! `stringData`, and anything whose name looks secret (see
+//! [`name_looks_secret`](crate::manifest::secrets::name_looks_secret)).
 
-use crate::manifest::Manifest;
-use crate::rules::kinds::{self, is_builtin_group};
-use std::collections::BTreeSet;
+use crate::manifest::secrets::name_looks_secret;
+use crate::vocab::outcome::{Change, FieldChange};
+use serde_json::Value;
 
-/// Apply phases, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Phase {
-    /// CustomResourceDefinitions, waited for until Established.
-    Crds,
-    Namespaces,
-    /// Things others depend on: quotas, policies, config, identities, claims, and custom
-    /// resources whose CRD was already installed.
-    Priority,
-    Rest,
-}
+/// What a value that must not be printed is shown as.
+pub const HIDDEN: &str = "(secret)";
+/// Longest value kept, in characters; a longer one is cut and ends in `…`.
+pub const MAX_VALUE_CHARS: usize = 200;
 
-impl Phase {
-    pub fn label(self) -> &'static str {
-        match self {
-            Phase::Crds => "custom resource definitions",
-            Phase::Namespaces => "namespaces",
-            Phase::Priority => "configuration and policy",
-            Phase::Rest => "workloads and the rest",
-        }
-    }
-}
-
-/// One manifest's place in the plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
-    /// Index into the manifests.
-    pub index: usize,
-    pub phase: Phase,
-    /// Whether a server-side dry run can check it before anything is applied (not when its
-    /// CRD or namespace is created by this same deploy).
-    pub dry_run_first: bool,
-}
-
-/// On a CRD: whether its custom resources are applied with the priority kinds (`true`, the
-/// default) or with the rest (any other value). krane's annotation, same meaning.
-pub const PREDEPLOYED_ANNOTATIONS: [&str; 2] = [
-    "deploy-action.io/predeployed",
-    "krane.shopify.io/predeployed",
+/// Metadata the server writes itself: never what the manifest changes.
+const SERVER_METADATA: &[&str] = &[
+    "managedFields",
+    "resourceVersion",
+    "generation",
+    "uid",
+    "creationTimestamp",
+    "selfLink",
 ];
 
-/// (group, kind) of the custom resources a CRD sends to the last phase: its
-/// `predeployed` annotation is there and is not `true`.
-pub fn not_predeployed(crd: &serde_json::Value) -> Option<(String, String)> {
-    let annotations = crd.pointer("/metadata/annotations")?.as_object()?;
-    let value = PREDEPLOYED_ANNOTATIONS
-        .iter()
-        .find_map(|a| annotations.get(*a))?
-        .as_str();
-    if value == Some("true") {
-        return None;
+/// Annotations written by other tools and controllers. kubectl's last-applied copy can
+/// hold a whole Secret; the revision is the Deployment controller's.
+const FOREIGN_ANNOTATIONS: &[&str] = &[
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/revision",
+];
+
+/// What applying changes: `live` is the object as it stands (`None`: there is none),
+/// `planned` the server's answer to the dry-run apply.
+pub fn change(live: Option<&Value>, planned: &Value) -> Change {
+    let Some(live) = live else {
+        return Change::Created;
+    };
+    let secret = planned.get("kind").and_then(Value::as_str) == Some("Secret")
+        && planned.get("apiVersion").and_then(Value::as_str) == Some("v1");
+    let (before, after) = (comparable(live), comparable(planned));
+    let mut fields = Vec::new();
+    let mut path = Vec::new();
+    walk(&mut path, Some(&before), Some(&after), secret, &mut fields);
+    if fields.is_empty() {
+        Change::Unchanged
+    } else {
+        Change::Changed { fields }
     }
-    Some((
-        crd.pointer("/spec/group")?.as_str()?.to_owned(),
-        crd.pointer("/spec/names/kind")?.as_str()?.to_owned(),
-    ))
 }
 
-/// Plan the manifests, in phase order, keeping file order within a phase. `late` holds
-/// the (group, kind) of custom resources whose CRD says they are not predeployed (see
-/// [`not_predeployed`]; from the cluster's CRDs and the manifests').
-pub fn plan(manifests: &[Manifest], late: &BTreeSet<(String, String)>) -> Vec<Step> {
-    let new_kinds: BTreeSet<(String, String)> = manifests
-        .iter()
-        .filter_map(Manifest::defines)
-        .map(|(group, kind)| (group.to_owned(), kind.to_owned()))
-        .collect();
-    let new_namespaces: BTreeSet<&str> = manifests
-        .iter()
-        .filter(|m| m.kind == "Namespace" && m.group().is_empty())
-        .map(|m| m.name.as_str())
-        .collect();
-    let mut steps: Vec<Step> = manifests
-        .iter()
-        .enumerate()
-        .map(|(index, m)| {
-            let group = m.group();
-            let custom_kind = (group.to_owned(), m.kind.clone());
-            let custom_new = new_kinds.contains(&custom_kind);
-            let predeployed = !late.contains(&custom_kind);
-            let phase = match m.kind.as_str() {
-                "CustomResourceDefinition" if group == "apiextensions.k8s.io" => Phase::Crds,
-                "Namespace" if group.is_empty() => Phase::Namespaces,
-                k if kinds::registered(group, k).is_some_and(|k| k.early) => Phase::Priority,
-                _ if !is_builtin_group(group) && !custom_new && predeployed => Phase::Priority,
-                _ => Phase::Rest,
-            };
-            let in_new_namespace = m
-                .namespace
-                .as_deref()
-                .is_some_and(|ns| new_namespaces.contains(ns));
-            Step {
-                index,
-                phase,
-                dry_run_first: !custom_new && !in_new_namespace,
+/// `object` without what the server writes on its own.
+fn comparable(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(map) = object.as_object_mut() {
+        map.remove("status");
+        if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
+            for key in SERVER_METADATA {
+                meta.remove(*key);
             }
+            if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+                for key in FOREIGN_ANNOTATIONS {
+                    annotations.remove(*key);
+                }
+            }
+            // An empty map and none are the same to the server.
+            for key in ["annotations", "labels"] {
+                if meta
+                    .get(key)
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| m.is_empty())
+                {
+                    meta.remove(key);
+                }
+            }
+        }
+    }
+    object
+}
+
+/// One step of a field path.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    /// A list element matched by its `name`.
+    Named(String),
+    Index(usize),
+}
+
+fn walk(
+    path: &mut Vec<Step>,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    secret: bool,
+    out: &mut Vec<FieldChange>,
+) {
+    if before == after {
+        return;
+    }
+    let hidden = hides(path, secret);
+    match (before, after) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            let keys = a.keys().chain(b.keys().filter(|k| !a.contains_key(*k)));
+            for key in keys {
+                path.push(Step::Key(key.clone()));
+                walk(path, a.get(key), b.get(key), secret, out);
+                path.pop();
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) => match (names(a), names(b)) {
+            (Some(na), Some(nb)) => {
+                let keys = na.iter().chain(nb.iter().filter(|n| !na.contains(n)));
+                for name in keys {
+                    path.push(Step::Named((*name).to_owned()));
+                    walk(path, named(a, &na, name), named(b, &nb, name), secret, out);
+                    path.pop();
+                }
+            }
+            _ => {
+                for i in 0..a.len().max(b.len()) {
+                    path.push(Step::Index(i));
+                    walk(path, a.get(i), b.get(i), secret, out);
+                    path.pop();
+                }
+            }
+        },
+        // A map of names appearing or going as a whole is still listed key by key: a
+        // Secret's data so that no value travels inside it, labels and annotations so
+        // that each reads as the one change it is.
+        (Some(Value::Object(a)), None) if by_key(path, hidden, secret) => {
+            for (key, value) in a {
+                path.push(Step::Key(key.clone()));
+                walk(path, Some(value), None, secret, out);
+                path.pop();
+            }
+        }
+        (None, Some(Value::Object(b))) if by_key(path, hidden, secret) => {
+            for (key, value) in b {
+                path.push(Step::Key(key.clone()));
+                walk(path, None, Some(value), secret, out);
+                path.pop();
+            }
+        }
+        _ => out.push(FieldChange {
+            path: render_path(path),
+            before: before.map(|v| shown(v, hidden)),
+            after: after.map(|v| shown(v, hidden)),
+        }),
+    }
+}
+
+/// The element called `name`.
+fn named<'a>(list: &'a [Value], names: &[&str], name: &str) -> Option<&'a Value> {
+    names.iter().position(|n| *n == name).map(|i| &list[i])
+}
+
+/// The `name` of every element, when all have one and no two share it.
+fn names(list: &[Value]) -> Option<Vec<&str>> {
+    let names: Vec<&str> = list
+        .iter()
+        .map(|v| v.get("name").and_then(Value::as_str))
+        .collect::<Option<_>>()?;
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    (sorted.len() == names.len()).then_some(names)
+}
+
+/// Maps whose keys are names chosen by users (or hidden values): compared key by key
+/// even when one side has none.
+fn by_key(path: &[Step], hidden: bool, secret: bool) -> bool {
+    hidden
+        || secret_data(path, secret)
+        || matches!(path.last(), Some(Step::Key(k))
+            if ["labels", "annotations", "data", "stringData", "binaryData", "matchLabels", "nodeSelector"]
+                .contains(&k.as_str()))
+}
+
+/// Under a Secret's `data` or `stringData`.
+fn secret_data(path: &[Step], secret: bool) -> bool {
+    secret && matches!(path.first(), Some(Step::Key(k)) if k == "data" || k == "stringData")
+}
+
+/// Kubernetes field names that contain KEY, TOKEN or SECRET but name references, not
+/// secret values.
+const SCHEMA_FIELDS: &[&str] = &[
+    "secretKeyRef",
+    "secretRef",
+    "secretName",
+    "imagePullSecrets",
+    "serviceAccountToken",
+    "expirationSeconds",
+    "keyRef",
+    "key",
+    "tokenRequests",
+];
+
+fn secret_key(key: &str) -> bool {
+    name_looks_secret(key) && !SCHEMA_FIELDS.contains(&key)
+}
+
+/// Whether the value at `path` must not be shown: a Secret's data, a value under a key
+/// whose name looks secret (a ConfigMap's `db-password`, an annotation's `vault/token`),
+/// or the `value` of an element whose name does (`env[name=DB_PASSWORD].value`).
+fn hides(path: &[Step], secret: bool) -> bool {
+    secret_data(path, secret)
+        || path.iter().enumerate().any(|(i, step)| match step {
+            Step::Key(k) => secret_key(k),
+            Step::Named(n) => {
+                name_looks_secret(n)
+                    && matches!(path.get(i + 1), Some(Step::Key(k)) if k == "value")
+            }
+            Step::Index(_) => false,
         })
-        .collect();
-    steps.sort_by_key(|s| (s.phase, s.index));
-    steps
+}
+
+/// A value as compact JSON, cut to [`MAX_VALUE_CHARS`]; [`HIDDEN`] when hidden. Values
+/// inside it whose names look secret are hidden too.
+fn shown(value: &Value, hidden: bool) -> String {
+    if hidden {
+        return HIDDEN.to_owned();
+    }
+    let text = serde_json::to_string(&masked(value)).unwrap_or_default();
+    if text.chars().count() <= MAX_VALUE_CHARS {
+        return text;
+    }
+    let mut cut: String = text.chars().take(MAX_VALUE_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// `value` with every value under a secret-looking key, and the `value` of every element
+/// with a secret-looking `name`, replaced by [`HIDDEN`].
+fn masked(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let secret_name = map
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(name_looks_secret);
+            Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let hide = secret_key(k) || (secret_name && k == "value");
+                        let v = if hide {
+                            Value::String(HIDDEN.to_owned())
+                        } else {
+                            masked(v)
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(masked).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `spec.template.spec.containers[name=web].image`; keys that are not plain words are
+/// quoted: `metadata.annotations["deploy-action.io/timeout"]`.
+fn render_path(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) if is_plain(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Step::Key(k) => {
+                out.push('[');
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(']');
+            }
+            Step::Named(n) => out.push_str(&format!("[name={n}]")),
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn is_plain(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::manifest::load_str;
-
-    const STREAM: &str = "
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: web, image: nginx:1.27}]}
----
-apiVersion: example.com/v1
-kind: Widget
-metadata: {name: w, namespace: default}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: cfg, namespace: shop}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {kind: Widget, plural: widgets}
-  versions: [{name: v1, served: true, storage: true}]
----
-apiVersion: monitoring.coreos.com/v1
-kind: ServiceMonitor
-metadata: {name: web, namespace: default}
-";
-
-    #[test]
-    fn orders_crds_namespaces_priority_then_the_rest() {
-        let manifests = load_str("stream.yaml", STREAM).unwrap();
-        let order: Vec<(&str, Phase, bool)> = plan(&manifests, &BTreeSet::new())
-            .iter()
-            .map(|s| (manifests[s.index].kind.as_str(), s.phase, s.dry_run_first))
-            .collect();
-        assert_eq!(
-            order,
-            [
-                ("CustomResourceDefinition", Phase::Crds, true),
-                ("Namespace", Phase::Namespaces, true),
-                ("ConfigMap", Phase::Priority, false),
-                ("ServiceMonitor", Phase::Priority, true),
-                ("Deployment", Phase::Rest, false),
-                ("Widget", Phase::Rest, false),
-            ]
-        );
-    }
-
-    #[test]
-    fn custom_resources_of_a_crd_that_is_not_predeployed_go_last() {
-        let manifests = load_str("stream.yaml", STREAM).unwrap();
-        let crd = serde_json::json!({
-            "metadata": {"annotations": {"krane.shopify.io/predeployed": "false"}},
-            "spec": {"group": "monitoring.coreos.com", "names": {"kind": "ServiceMonitor"}},
-        });
-        let late: BTreeSet<_> = not_predeployed(&crd).into_iter().collect();
-        let phase_of = |kind: &str| {
-            plan(&manifests, &late)
-                .into_iter()
-                .find(|s| manifests[s.index].kind == kind)
-                .map(|s| s.phase)
-        };
-        assert_eq!(phase_of("ServiceMonitor"), Some(Phase::Rest));
-
-        let mut predeployed = crd.clone();
-        predeployed["metadata"]["annotations"] =
-            serde_json::json!({"deploy-action.io/predeployed": "true"});
-        assert_eq!(not_predeployed(&predeployed), None);
-        let mut plain = crd;
-        plain["metadata"] = serde_json::json!({});
-        assert_eq!(not_predeployed(&plain), None);
-    }
-}
+mod tests;

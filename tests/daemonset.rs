@@ -3,7 +3,7 @@
 
 use crate::support::{outcome, run_yaml};
 use deploy_action::config::Mode;
-use deploy_action::verdict::{Reason, Verdict};
+use deploy_action::vocab::verdict::{Reason, Verdict};
 use kube_sim::{Scenario, Sim};
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -3,8 +3,8 @@
 
 use crate::support::{deployment, outcome, run_yaml};
 use deploy_action::config::Mode;
-use deploy_action::run::RunError;
-use deploy_action::verdict::{Reason, RunResult, Verdict};
+use deploy_action::pipeline::RunError;
+use deploy_action::vocab::verdict::{Reason, RunResult, Verdict};
 use kube_sim::scenario::ImageBehaviour;
 use kube_sim::{Scenario, Sim};
 use serde_json::json;

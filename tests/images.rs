@@ -3,8 +3,8 @@
 
 use crate::support::{config, outcome, run_with, run_yaml};
 use deploy_action::config::Mode;
-use deploy_action::run::images::Preflight;
-use deploy_action::verdict::{Reason, RunResult, Verdict};
+use deploy_action::pipeline::lookups::Preflight;
+use deploy_action::vocab::verdict::{Reason, RunResult, Verdict};
 use kube_sim::scenario::{ImageBehaviour, PullBehaviour};
 use kube_sim::{Scenario, Sim};
 use std::time::Duration;

@@ -3,8 +3,8 @@
 
 use crate::support::{deployment, outcome, run_yaml};
 use deploy_action::config::Mode;
-use deploy_action::outcome::{Change, FieldChange};
-use deploy_action::verdict::RunResult;
+use deploy_action::vocab::outcome::{Change, FieldChange};
+use deploy_action::vocab::verdict::RunResult;
 use kube_sim::{Scenario, Sim};
 use std::time::Duration;
 
@@ -83,7 +83,7 @@ async fn a_dry_run_says_what_is_created_changed_and_unchanged_field_by_field() {
             }]
         })
     );
-    let report = serde_json::to_string(&deploy_action::report::to_json(&plan)).unwrap();
+    let report = serde_json::to_string(&deploy_action::render::report::to_json(&plan)).unwrap();
     for leaked in ["hunter2", "aHVudGVy"] {
         assert!(!report.contains(leaked), "{leaked} in {report}");
     }

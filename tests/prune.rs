@@ -6,11 +6,11 @@ use crate::support::config;
 use deploy_action::cluster::Connection;
 use deploy_action::config::Mode;
 use deploy_action::manifest::load_str;
-use deploy_action::observe::{Recorder, RunEvent};
-use deploy_action::outcome::{Change, RunOutcome};
+use deploy_action::pipeline::{self, RegistryAccess, RunError};
 use deploy_action::prune::{ParentKind, PruneConfig, PruneRefusal};
-use deploy_action::run::{self, RegistryAccess, RunError};
-use deploy_action::verdict::{Reason, RunResult, Verdict};
+use deploy_action::vocab::events::{Recorder, RunEvent};
+use deploy_action::vocab::outcome::{Change, RunOutcome};
+use deploy_action::vocab::verdict::{Reason, RunResult, Verdict};
 use kube_sim::{Scenario, Sim};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -48,7 +48,7 @@ async fn deploy_in(
     config.prune = Some(prune);
     let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();
-    let outcome = run::run(&conn, &config, manifests, &access, &mut recorder).await?;
+    let outcome = pipeline::deploy(&conn, &config, manifests, &access, &mut recorder).await?;
     Ok((outcome, recorder))
 }
 
@@ -100,7 +100,7 @@ fn both() -> String {
 }
 
 #[track_caller]
-fn named<'a>(run: &'a RunOutcome, name: &str) -> &'a deploy_action::outcome::Outcome {
+fn named<'a>(run: &'a RunOutcome, name: &str) -> &'a deploy_action::vocab::outcome::Outcome {
     run.outcomes
         .iter()
         .find(|o| o.resource.name == name)

@@ -4,12 +4,12 @@
 use crate::support::{config, connection, deployment, outcome, run_yaml};
 use deploy_action::config::Mode;
 use deploy_action::manifest::load_str;
-use deploy_action::observe::{Recorder, RunEvent};
-use deploy_action::outcome::RunOutcome;
-use deploy_action::run::pod_run::{self, RUN_LABEL};
-use deploy_action::run::restart::{self, RESTARTED_AT, RestartError, Workload};
-use deploy_action::run::{RegistryAccess, RunError};
-use deploy_action::verdict::{Reason, RunResult, Verdict};
+use deploy_action::pipeline::restart::{self, RESTARTED_AT, RestartError, Workload};
+use deploy_action::pipeline::task::{self, RUN_LABEL};
+use deploy_action::pipeline::{RegistryAccess, RunError};
+use deploy_action::vocab::events::{Recorder, RunEvent};
+use deploy_action::vocab::outcome::RunOutcome;
+use deploy_action::vocab::verdict::{Reason, RunResult, Verdict};
 use kube_sim::scenario::ImageBehaviour;
 use kube_sim::{Scenario, Sim};
 use std::time::Duration;
@@ -237,15 +237,15 @@ async fn run_task(
 ) -> (Result<RunOutcome, RunError>, Vec<String>) {
     let config = config(Mode::Run, timeout);
     let manifests = load_str("task.yaml", template).unwrap();
-    let request = pod_run::Request {
+    let request = task::Request {
         container: None,
         command: vec!["rake".into(), "db:migrate".into()],
         env: vec![("MODE".into(), "once".into())],
     };
-    let prepared = pod_run::prepare(&manifests, &request).unwrap();
+    let prepared = task::prepare(&manifests, &request).unwrap();
     let access = RegistryAccess::new(None, &manifests).unwrap();
     let mut recorder = Recorder::default();
-    let run = pod_run::run(&connection(sim), &config, prepared, &access, &mut recorder).await;
+    let run = task::execute(&connection(sim), &config, prepared, &access, &mut recorder).await;
     let lines = recorder
         .events
         .iter()

@@ -5,7 +5,7 @@
 use crate::support::run_yaml;
 use deploy_action::config::Mode;
 use deploy_action::rules::{self, Snapshot, Target, kinds, settle};
-use deploy_action::verdict::{Reason, Verdict};
+use deploy_action::vocab::verdict::{Reason, Verdict};
 use kube_sim::{Scenario, Sim};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};

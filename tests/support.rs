@@ -3,9 +3,9 @@
 use deploy_action::cluster::Connection;
 use deploy_action::config::{Config, Mode};
 use deploy_action::manifest::load_str;
-use deploy_action::observe::Recorder;
-use deploy_action::outcome::{Outcome, RunOutcome};
-use deploy_action::run::{self, RegistryAccess, RunError};
+use deploy_action::pipeline::{self, RegistryAccess, RunError};
+use deploy_action::vocab::events::Recorder;
+use deploy_action::vocab::outcome::{Outcome, RunOutcome};
 use kube_sim::Sim;
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
         fail_fast: true,
         report: None,
         selector: Default::default(),
-        image_preflight: deploy_action::run::images::Preflight::Off,
+        image_preflight: deploy_action::pipeline::lookups::Preflight::Off,
         registry_config: None,
         github: deploy_action::cli::GithubArgs {
             check_run: deploy_action::cli::CheckRunMode::Off,
@@ -68,7 +68,7 @@ pub async fn run_recorded(
     let conn = connection(sim);
     let access = RegistryAccess::new(None, &manifests)?;
     let mut recorder = Recorder::default();
-    let run = run::run(&conn, &config, manifests, &access, &mut recorder).await?;
+    let run = pipeline::deploy(&conn, &config, manifests, &access, &mut recorder).await?;
     Ok((run, recorder))
 }
 

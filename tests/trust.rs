@@ -4,7 +4,7 @@
 
 use crate::support::{config, deployment, outcome, run_with, run_yaml};
 use deploy_action::config::Mode;
-use deploy_action::verdict::{Reason, RunResult, Verdict};
+use deploy_action::vocab::verdict::{Reason, RunResult, Verdict};
 use kube_sim::scenario::{Dur, Fault, FaultMatch, ImageBehaviour};
 use kube_sim::{Scenario, Sim};
 use std::time::Duration;
@@ -43,7 +43,7 @@ fn missing_image_behind_a_service() -> (Sim, String) {
     (sim, yaml)
 }
 
-async fn deploy_settled(sim: &Sim, yaml: &str) -> deploy_action::outcome::RunOutcome {
+async fn deploy_settled(sim: &Sim, yaml: &str) -> deploy_action::vocab::outcome::RunOutcome {
     let mut c = config(Mode::Deploy, MINUTES_5);
     c.settle = SETTLE;
     run_with(sim, "app.yaml", yaml, c).await.unwrap()
@@ -267,7 +267,10 @@ metadata: {{name: shop}}
         assert_eq!(o.reason, Some(Reason::NotValidated));
         assert!(o.message.contains("namespace \"shop\""), "{}", o.message);
         // Not checked, yet certain: nothing exists yet in a namespace that does not.
-        assert_eq!(o.change, Some(deploy_action::outcome::Change::Created));
+        assert_eq!(
+            o.change,
+            Some(deploy_action::vocab::outcome::Change::Created)
+        );
     }
     let summary = deploy_action::render::summary(&run, &deploy_action::render::Style::PLAIN);
     assert!(
@@ -307,8 +310,8 @@ spec: {size: 3}
 }
 
 /// The phase each resource was applied in, by name.
-fn applied_in(recorder: &deploy_action::observe::Recorder) -> Vec<(String, &'static str)> {
-    use deploy_action::observe::RunEvent;
+fn applied_in(recorder: &deploy_action::vocab::events::Recorder) -> Vec<(String, &'static str)> {
+    use deploy_action::vocab::events::RunEvent;
     let mut phase = "";
     let mut out = Vec::new();
     for (_, event) in &recorder.events {

@@ -22,7 +22,7 @@ pub struct Rejection {
     pub message: String,
 }
 
-pub(super) fn api_for(
+pub(crate) fn api_for(
     client: &kube::Client,
     ar: &ApiResource,
     namespace: Option<&str>,

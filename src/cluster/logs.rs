@@ -1,6 +1,6 @@
 //! The last lines of a container's log, fetched once when a verdict needs them.
 
-use crate::outcome::LogTail;
+use crate::vocab::outcome::LogTail;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, LogParams};
 

@@ -2,9 +2,8 @@
 
 pub mod apply;
 pub mod connect;
-pub mod kinds;
+pub mod discovery;
 pub mod logs;
-pub mod prune;
 pub mod raw;
 pub mod watch;
 
@@ -13,7 +12,7 @@ pub use connect::{Connection, connect};
 /// The longest any single request to the API server may take (a watch excepted): a
 /// server that accepts the connection and never answers must not hold the run.
 pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-pub use kinds::Kinds;
+pub use discovery::Served;
 
 /// A failed request to the API server, in one sentence: what the server answered, or why
 /// it could not be reached (`cannot reach the API server at https://...: connection refused`).

@@ -4,13 +4,13 @@
 
 use super::client::GithubClient;
 use super::error::GithubError;
-use crate::outcome::RunOutcome;
 use crate::render::github::check_run::{Stage, check_output, conclusion};
 use crate::render::github::context::ActionsContext;
 use crate::render::github::limits;
 use crate::render::github::wire::{
     Annotation, CheckRunInfo, Conclusion, CreateCheckRun, Output, Status, UpdateCheckRun, iso8601,
 };
+use crate::vocab::outcome::RunOutcome;
 use jiff::Timestamp;
 use std::time::Duration;
 use tokio::time::Instant;

@@ -6,10 +6,10 @@
 
 use crate::cli::{CheckRunMode, GithubArgs};
 use crate::github::{CheckRun, GithubClient};
-use crate::observe::{Observer, RunEvent};
-use crate::outcome::{Outcome, RunOutcome};
 use crate::render::Redactor;
 use crate::render::github::{self, ActionsContext};
+use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::outcome::{Outcome, RunOutcome};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -176,8 +176,8 @@ impl Publisher {
         for (resource, state) in self.pending.lock().expect("pending lock").iter() {
             outcomes.push(Outcome {
                 resource: resource.clone(),
-                verdict: crate::verdict::Verdict::Unfinished,
-                reason: Some(crate::verdict::Reason::Cancelled),
+                verdict: crate::vocab::verdict::Verdict::Unfinished,
+                reason: Some(crate::vocab::verdict::Reason::Cancelled),
                 message: format!("interrupted while: {state}"),
                 source: None,
                 origin: None,
@@ -190,7 +190,7 @@ impl Publisher {
             });
         }
         let mut run = RunOutcome::new(self.dry_run, seconds, outcomes);
-        run.result = crate::verdict::RunResult::Cancelled;
+        run.result = crate::vocab::verdict::RunResult::Cancelled;
         run
     }
 
@@ -291,7 +291,7 @@ fn append(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Resources without a verdict yet, by identity, with their last state.
-type Pending = Arc<Mutex<BTreeMap<crate::outcome::ResourceId, String>>>;
+type Pending = Arc<Mutex<BTreeMap<crate::vocab::outcome::ResourceId, String>>>;
 
 /// Passes events to the terminal and keeps the verdicts (and, for a cancelled run, what
 /// is still pending) for GitHub.

@@ -1,8 +1,8 @@
 //! The door every event of a run comes through on its way to the outputs: the run's
 //! [`Redactor`] masks it once, so the terminal and GitHub never see an unmasked one.
 
-use crate::observe::{Observer, RunEvent};
 use crate::render::Redactor;
+use crate::vocab::events::{Observer, RunEvent};
 use std::time::Duration;
 
 /// Masks each event, then passes it on.

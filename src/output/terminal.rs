@@ -1,9 +1,9 @@
 //! The terminal: live progress (indicatif) when stderr is a TTY, plain timestamped lines
 //! in CI, `::group::` folding under GitHub Actions.
 
-use crate::observe::{Observer, RunEvent};
-use crate::outcome::ResourceId;
 use crate::render::{self, Style};
+use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::outcome::ResourceId;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::io::Write;
@@ -135,7 +135,7 @@ impl Observer for Terminal {
                 // when they have been quiet for a whole period.
                 if self.mode != TerminalMode::Live
                     && !pending.is_empty()
-                    && at.saturating_sub(self.last_line_at) >= crate::observe::STATUS_EVERY
+                    && at.saturating_sub(self.last_line_at) >= crate::vocab::events::STATUS_EVERY
                 {
                     self.line(&render::status_table(secs, &pending));
                     self.last_line_at = at;

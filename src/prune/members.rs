@@ -4,7 +4,7 @@
 
 use super::applyset::{GroupKind, Members, PART_OF_LABEL, Parent};
 use crate::manifest::{Manifest, Problem, escape_pointer};
-use crate::outcome::ResourceId;
+use crate::vocab::outcome::ResourceId;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 

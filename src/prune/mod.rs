@@ -1,9 +1,10 @@
 //! `deploy --prune`: deleting what left the manifests, with the ApplySet convention
-//! (KEP-3659) so that kubectl sees the same set. Pure parts only; the requests are made by
-//! `run/pruning.rs` and `cluster/prune.rs`.
+//! (KEP-3659) so that kubectl sees the same set. `applyset` and `members` decide (pure);
+//! `requests` asks the API server; `pipeline/pruning.rs` runs pruning within a deploy.
 
 pub mod applyset;
 pub mod members;
+pub mod requests;
 
 pub use applyset::{GroupKind, Members, Parent, ParentConflict, ParentKind};
 use std::collections::BTreeSet;

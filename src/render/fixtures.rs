@@ -1,10 +1,10 @@
 //! Runs as deploy-action observes them against a real cluster, shared by the renderer and
 //! report tests so every output is checked against the same stories.
 
-use crate::outcome::{
+use crate::vocab::outcome::{
     ContainerRef, EventLine, LogTail, Outcome, ResourceId, RunOutcome, SourceSpan,
 };
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::verdict::{Reason, Verdict};
 
 pub fn id(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> ResourceId {
     ResourceId {
@@ -348,7 +348,7 @@ pub fn dry_run_not_validated() -> RunOutcome {
 /// ConfigMap, a Service left as it is, a Deployment whose namespace is new, and one that
 /// `--prune` would delete.
 pub fn dry_run_plan() -> RunOutcome {
-    use crate::outcome::{Change, FieldChange};
+    use crate::vocab::outcome::{Change, FieldChange};
     let field = |path: &str, before: Option<&str>, after: Option<&str>| FieldChange {
         path: path.to_owned(),
         before: before.map(str::to_owned),
@@ -385,8 +385,8 @@ pub fn dry_run_plan() -> RunOutcome {
     db.change = Some(Change::Changed {
         fields: vec![field(
             "data.password",
-            Some(crate::change::HIDDEN),
-            Some(crate::change::HIDDEN),
+            Some(crate::plan::HIDDEN),
+            Some(crate::plan::HIDDEN),
         )],
     });
     let mut flags = succeeded(
@@ -446,7 +446,7 @@ pub fn check_run() -> RunOutcome {
     );
     found.message = "manifest valid; found ghcr.io/acme/api:3.2".to_owned();
     RunOutcome::new(false, 0.4, vec![missing, doubtful, found]).with_images(
-        crate::outcome::ImageTally {
+        crate::vocab::outcome::ImageTally {
             images: 3,
             missing: 1,
             unconfirmed: 1,

@@ -9,6 +9,7 @@ pub mod github;
 pub mod plan;
 pub mod progress;
 pub mod redact;
+pub mod report;
 pub mod sanitize;
 pub mod style;
 pub mod summary;

@@ -4,8 +4,8 @@
 
 use super::sanitize::sanitize;
 use super::style::{Style, Tone};
-use crate::change::HIDDEN;
-use crate::outcome::{Change, FieldChange, RunOutcome};
+use crate::plan::HIDDEN;
+use crate::vocab::outcome::{Change, FieldChange, RunOutcome};
 
 /// Fields listed per resource; a longer diff says how many more there are.
 pub const MAX_FIELDS: usize = 50;

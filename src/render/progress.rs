@@ -6,7 +6,7 @@ use super::duration;
 use super::sanitize::{sanitize, sanitized_lines};
 use super::style::Style;
 use super::summary::headline;
-use crate::outcome::{Outcome, ResourceId};
+use crate::vocab::outcome::{Outcome, ResourceId};
 use std::time::Duration;
 
 /// `Deployment/web  2/3 updated, 1 available  12s`: the message of a pending resource's

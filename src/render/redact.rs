@@ -4,8 +4,8 @@
 //! from the cluster in every event and in the finished run before any output sees them:
 //! the terminal, the summary, the report and GitHub all receive what it returns.
 
-use crate::observe::RunEvent;
-use crate::outcome::{Change, Outcome, RunOutcome};
+use crate::vocab::events::RunEvent;
+use crate::vocab::outcome::{Change, Outcome, RunOutcome};
 use serde_json::Value;
 use std::ops::Range;
 

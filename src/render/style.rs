@@ -3,7 +3,7 @@
 //! `anstyle`'s; not `anstream`, whose auto-detection would colour CI logs and miss
 //! indicatif's own stderr writes, so the decision stays in `Style::detect`.
 
-use crate::verdict::{RunResult, Verdict};
+use crate::vocab::verdict::{RunResult, Verdict};
 
 /// Whether rendered text may carry ANSI colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,8 +6,8 @@
 use super::duration;
 use super::sanitize::{sanitize, sanitized_lines};
 use super::style::{Style, Tone};
-use crate::outcome::{EventLine, LogTail, Outcome, RunOutcome};
-use crate::verdict::{Reason, RunResult, Verdict};
+use crate::vocab::outcome::{EventLine, LogTail, Outcome, RunOutcome};
+use crate::vocab::verdict::{Reason, RunResult, Verdict};
 use std::collections::BTreeSet;
 
 /// Events shown per resource; the newest matter, older ones are usually the same story.
@@ -342,7 +342,7 @@ fn success_list(
 
 /// `3 images found, 1 missing`, `2 images found, none missing, 1 could not be confirmed`,
 /// `2 images not looked up`: what `check` learnt, shared with the check run's title.
-pub fn image_counts(t: &crate::outcome::ImageTally) -> String {
+pub fn image_counts(t: &crate::vocab::outcome::ImageTally) -> String {
     if !t.looked_up {
         return format!("{} not looked up", plural(t.images, "image", "images"));
     }
@@ -365,9 +365,9 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::LogTail;
     use crate::render::fixtures;
-    use crate::verdict::Reason;
+    use crate::vocab::outcome::LogTail;
+    use crate::vocab::verdict::Reason;
 
     /// Snapshot files named without the crate and module prefix, so they keep matching
     /// when these files move into the deploy-action crate.

@@ -5,7 +5,7 @@ use crate::rules::assessment::Assessment;
 use crate::rules::kinds;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use serde_json::Value;
 
 /// Where `target` stands given everything seen so far.
@@ -36,7 +36,7 @@ mod tests {
     use super::*;
     use crate::rules::fixtures;
     use crate::rules::judge;
-    use crate::verdict::Verdict;
+    use crate::vocab::verdict::Verdict;
     use serde_json::json;
     use std::time::Duration;
 

@@ -1,8 +1,8 @@
 //! Where a resource stands right now, and the one place that turns that into a verdict
 //! once time is taken into account: rules never look at the clock, `judge` does.
 
-use crate::outcome::ContainerRef;
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::outcome::ContainerRef;
+use crate::vocab::verdict::{Reason, Verdict};
 use std::time::Duration;
 
 /// A rule's reading of the objects seen so far.

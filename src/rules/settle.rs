@@ -4,13 +4,13 @@
 //! is `crash_loop`. Time is measured on the runner's clock from the moment the rule first
 //! said "succeeded" (cluster timestamps may be skewed), and passed in as a value.
 
-use crate::outcome::ContainerRef;
 use crate::rules::annotations::timeout::parse_annotation_duration;
 use crate::rules::assessment::Assessment;
 use crate::rules::kinds;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::target::Target;
-use crate::verdict::Reason;
+use crate::vocab::outcome::ContainerRef;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use serde_json::Value;

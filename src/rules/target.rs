@@ -1,8 +1,8 @@
 //! The resource a verdict is wanted for, as the manifest names it: identity plus the
 //! annotations that tune its rules (timeouts, required-rollout).
 
-use crate::outcome::ResourceId;
 use crate::rules::snapshot::{ObjectKey, group_of};
+use crate::vocab::outcome::ResourceId;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

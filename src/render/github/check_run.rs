@@ -7,11 +7,11 @@ use super::evidence::{evidence_lines, section};
 use super::limits;
 use super::markdown::escape;
 use super::wire::{Annotation, AnnotationLevel, Conclusion, Output};
-use crate::outcome::{Outcome, RunOutcome};
 use crate::render::duration;
 use crate::render::sanitize::sanitized_lines;
 use crate::render::summary::{Headline, image_counts, spans_namespaces};
-use crate::verdict::{Reason, RunResult, Verdict};
+use crate::vocab::outcome::{Outcome, RunOutcome};
+use crate::vocab::verdict::{Reason, RunResult, Verdict};
 
 /// Room kept in `text` for the line saying problems were left out.
 const TEXT_RESERVE: usize = 200;

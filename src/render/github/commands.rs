@@ -5,8 +5,8 @@
 use super::check_run::{message, place, problem_title, problems};
 use super::context::ActionsContext;
 use super::limits;
-use crate::outcome::RunOutcome;
-use crate::verdict::Verdict;
+use crate::vocab::outcome::RunOutcome;
+use crate::vocab::verdict::Verdict;
 
 /// Workflow-command data: `%`, CR and LF escaped (`%` first, so the result is unambiguous).
 pub fn escape_data(text: &str) -> String {

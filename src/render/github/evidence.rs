@@ -6,11 +6,11 @@ use super::check_run::{message, place, problem_title};
 use super::context::ActionsContext;
 use super::limits;
 use super::markdown::{code, escape, fenced};
-use crate::outcome::{EventLine, LogTail, Outcome};
 use crate::render::duration;
 use crate::render::sanitize::sanitized_lines;
 use crate::render::summary::{MAX_EVENTS, MAX_LOG_LINES};
-use crate::verdict::Verdict;
+use crate::vocab::outcome::{EventLine, LogTail, Outcome};
+use crate::vocab::verdict::Verdict;
 
 /// One fenced block (message, events, logs): a long log must not crowd out the other
 /// problems.

@@ -7,7 +7,7 @@
 //! exist. The only module of `github` that reads the file system.
 
 use super::context::ActionsContext;
-use crate::outcome::{RunOutcome, SourceSpan};
+use crate::vocab::outcome::{RunOutcome, SourceSpan};
 use std::path::Path;
 
 /// Files looked at, at most: a checkout with more is searched no further.

@@ -5,8 +5,8 @@
 use super::check_run::{Stage, summary, text, title};
 use super::context::ActionsContext;
 use super::limits;
-use crate::outcome::RunOutcome;
-use crate::verdict::Verdict;
+use crate::vocab::outcome::RunOutcome;
+use crate::vocab::verdict::Verdict;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
@@ -90,7 +90,7 @@ fn delimiter(value: &str) -> String {
 mod tests {
     use super::*;
     use crate::render::fixtures;
-    use crate::report;
+    use crate::render::report;
 
     #[test]
     fn outputs_count_verdicts_and_carry_the_report() {

@@ -3,8 +3,8 @@
 //! pruned resource, within the budget GitHub allows.
 
 use super::markdown::{code, escape, fenced_as};
-use crate::outcome::{Change, Outcome, RunOutcome};
 use crate::render::plan;
+use crate::vocab::outcome::{Change, Outcome, RunOutcome};
 
 /// The `### Plan` section, or `None` when the run has no plan. At most `budget` bytes:
 /// what does not fit is counted and left to the job log.

@@ -7,9 +7,9 @@ use super::limits;
 use super::outputs::step_summary;
 use super::testing::ctx;
 use super::wire::{AnnotationLevel, Conclusion};
-use crate::outcome::{LogTail, RunOutcome};
 use crate::render::{Redactor, fixtures};
-use crate::verdict::Reason;
+use crate::vocab::outcome::{LogTail, RunOutcome};
+use crate::vocab::verdict::Reason;
 
 /// Snapshot files named without the module prefix, as the other renderers do.
 fn snapshot(name: &str, text: &str) {
@@ -448,7 +448,7 @@ fn check_speaks_of_images_and_warns_about_the_ones_it_could_not_confirm() {
         .collect();
     assert_eq!(levels, [AnnotationLevel::Failure, AnnotationLevel::Warning]);
     // Images that passed stay in the report.
-    let report = crate::report::to_json(&run);
+    let report = crate::render::report::to_json(&run);
     assert_eq!(report["resources"][2]["verdict"], "succeeded");
     assert_eq!(
         report["resources"][2]["message"],
@@ -456,7 +456,7 @@ fn check_speaks_of_images_and_warns_about_the_ones_it_could_not_confirm() {
     );
 
     let unsure = RunOutcome::new(false, 0.1, run.outcomes[1..].to_vec()).with_images(
-        crate::outcome::ImageTally {
+        crate::vocab::outcome::ImageTally {
             images: 2,
             missing: 0,
             unconfirmed: 1,
@@ -493,7 +493,7 @@ fn a_dry_run_puts_its_plan_on_the_pull_request() {
 
 #[test]
 fn a_plan_too_large_for_the_check_run_is_cut_between_resources() {
-    use crate::outcome::{Change, FieldChange};
+    use crate::vocab::outcome::{Change, FieldChange};
     let mut run = fixtures::dry_run_plan();
     let template = run.outcomes[0].clone();
     run.outcomes = (0..400)
@@ -524,7 +524,7 @@ fn a_plan_too_large_for_the_check_run_is_cut_between_resources() {
 
 #[test]
 fn secrets_from_the_manifests_are_masked_in_plan_values() {
-    use crate::outcome::{Change, FieldChange};
+    use crate::vocab::outcome::{Change, FieldChange};
     let mut run = fixtures::dry_run_plan();
     run.outcomes[0].change = Some(Change::Changed {
         fields: vec![FieldChange {

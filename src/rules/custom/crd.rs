@@ -3,7 +3,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::{condition, conditions};
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use serde_json::Value;
 
 pub fn assess(obj: &Value) -> Assessment {

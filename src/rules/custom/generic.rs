@@ -7,7 +7,7 @@ use crate::rules::custom::rollout_conditions::{crd_of, declared_for};
 use crate::rules::kinds::is_builtin_group;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use serde_json::Value;
 
 pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {

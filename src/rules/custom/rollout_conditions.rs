@@ -6,7 +6,7 @@ use crate::rules::assessment::Assessment;
 use crate::rules::custom::json_path::{JsonPath, text};
 use crate::rules::error::RulesError;
 use crate::rules::snapshot::Snapshot;
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use serde::Deserialize;
 use serde_json::Value;
 

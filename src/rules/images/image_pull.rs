@@ -1,11 +1,11 @@
 //! Image pull trouble, gathered per container from every place Kubernetes leaves a trace:
 //! the waiting state, the last state, and the kubelet's merged events (whose `count` is the
-//! number of attempts). Gathering only: `image_evidence` decides what the pieces prove.
+//! number of attempts). Gathering only: `pull_state` decides what the pieces prove.
 
-use crate::outcome::ContainerRef;
 use crate::rules::images::pull_error::{PullErrorClass, classify};
 use crate::rules::images::pull_text;
 use crate::rules::pods::pod_failure::container_ref;
+use crate::vocab::outcome::ContainerRef;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, Event, Pod};
 

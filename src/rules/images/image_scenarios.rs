@@ -2,14 +2,14 @@
 //! server returns them after a kubelet wrote them, so the evidence rules are tested on the
 //! timelines they exist for (1.31 bare back-off, 1.33 back-off with cause, merged events).
 
-use crate::outcome::ContainerRef;
 use crate::rules::assessment::{Assessment, judge};
 use crate::rules::fixtures::{self, uid};
 use crate::rules::images::registry_view::RegistryView;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
 use crate::rules::{assess, fixtures::merged};
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::outcome::ContainerRef;
+use crate::vocab::verdict::{Reason, Verdict};
 use serde_json::{Value, json};
 use std::time::Duration;
 

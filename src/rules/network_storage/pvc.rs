@@ -4,7 +4,7 @@
 use crate::rules::assessment::Assessment;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::workloads::generation::unreadable;
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::api::storage::v1::StorageClass;
 use serde_json::Value;

@@ -181,7 +181,7 @@ pub(crate) fn selects<'a>(
 mod tests {
     use super::*;
     use crate::rules::fixtures::{self, merged};
-    use crate::verdict::Reason;
+    use crate::vocab::verdict::Reason;
     use serde_json::json;
 
     fn service(spec: Value, status: Value) -> Value {

@@ -7,7 +7,7 @@ use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_state::{PodState, pod_state_in};
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::workloads::generation::unreadable;
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 

@@ -1,8 +1,8 @@
 //! Container states that waiting cannot fix (krane's "doomed" pods), shared by every
 //! workload rule so a crash loop reads the same under a Deployment as under a Job.
 
-use crate::outcome::ContainerRef;
-use crate::verdict::Reason;
+use crate::vocab::outcome::ContainerRef;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 /// The kubelet's reasons for a container that could not be started by the runtime.

@@ -1,12 +1,12 @@
 //! The pods of one workload revision taken together: whether they are doomed (by the
 //! workload's own policy) and, if not, what is holding them up, in one human sentence.
 
-use crate::outcome::ContainerRef;
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_failure::Doom;
 use crate::rules::pods::pod_state::{PodState, pod_state_in};
 use crate::rules::snapshot::Snapshot;
-use crate::verdict::Reason;
+use crate::vocab::outcome::ContainerRef;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::core::v1::Pod;
 use std::collections::BTreeMap;
 

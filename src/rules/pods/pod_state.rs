@@ -2,11 +2,11 @@
 //! up by something with a name (pulls, scheduling, readiness). Workload rules and the Pod
 //! rule both build on this so a pod reads the same everywhere.
 
-use crate::outcome::ContainerRef;
-use crate::rules::images::image_evidence::{PullDecision, PullTrouble, image_pull_state};
+use crate::rules::images::pull_state::{PullDecision, PullTrouble, image_pull_state};
 use crate::rules::images::registry_view::RegistryViews;
 use crate::rules::pods::pod_failure::{Doom, container_ref, doom};
-use crate::verdict::Reason;
+use crate::vocab::outcome::ContainerRef;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::core::v1::{Event, Pod, PodCondition};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

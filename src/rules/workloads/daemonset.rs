@@ -90,7 +90,7 @@ fn current_pods(ds: &DaemonSet, uid: &str, snapshot: &Snapshot) -> Vec<Pod> {
 mod tests {
     use super::*;
     use crate::rules::fixtures::{self, uid};
-    use crate::verdict::Reason;
+    use crate::vocab::verdict::Reason;
     use serde_json::json;
 
     const UID: &str = "3d4e5f6a-7b8c-4d9e-8f0a-1b2c3d4e5f6a";

@@ -9,7 +9,7 @@ use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::target::Target;
 use crate::rules::workloads::generation::{unobserved, unreadable};
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

@@ -4,7 +4,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::{conditions, parse};
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use serde_json::Value;
 
 /// autoscaling/v1 objects carry the v2 conditions as JSON in this annotation.

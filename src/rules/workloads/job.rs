@@ -6,7 +6,7 @@ use crate::rules::pods::pod_failure::count;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::workloads::generation::unreadable;
-use crate::verdict::Reason;
+use crate::vocab::verdict::Reason;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;

@@ -47,7 +47,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
 mod tests {
     use super::*;
     use crate::rules::fixtures::{self, uid};
-    use crate::verdict::Reason;
+    use crate::vocab::verdict::Reason;
 
     fn snap(rs: Value, pods: Vec<Value>) -> (Value, Snapshot) {
         let mut s = Snapshot::new();

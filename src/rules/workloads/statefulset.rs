@@ -82,7 +82,7 @@ fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
 mod tests {
     use super::*;
     use crate::rules::fixtures::{self, merged};
-    use crate::verdict::Reason;
+    use crate::vocab::verdict::Reason;
     use serde_json::json;
 
     const UID: &str = "8e2f1a0b-3c4d-4e5f-8a9b-0c1d2e3f4a5b";

@@ -2,9 +2,9 @@
 //! events that tell the story, and the log tail of the container that failed.
 
 use crate::manifest::Manifest;
-use crate::outcome::{ContainerRef, EventLine, Outcome, ResourceId, SourceSpan};
 use crate::rules::Snapshot;
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::outcome::{ContainerRef, EventLine, Outcome, ResourceId, SourceSpan};
+use crate::vocab::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Event;
 
 /// How many events an outcome carries.

@@ -8,10 +8,10 @@ use crate::cli::RestartArgs;
 use crate::cluster::{Connection, apply};
 use crate::config::Config;
 use crate::manifest::Manifest;
-use crate::observe::{Observer, RunEvent};
-use crate::outcome::RunOutcome;
 use crate::rules::Target;
 use crate::rules::kinds::{self, Kind};
+use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::outcome::RunOutcome;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -244,10 +244,10 @@ pub async fn restart(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let start = Instant::now();
-    let kinds = super::discover(conn, config.timeout).await?;
+    let served = super::discover(conn, config.timeout).await?;
     let kind = request.workload.kind();
     let api_version = request.workload.api_version();
-    let (ar, _) = kinds
+    let (ar, _) = served
         .resolve(api_version, kind)
         .ok_or(RestartError::NotServed(kind))?;
     let namespace = conn.default_namespace.as_str();
@@ -298,12 +298,12 @@ pub async fn restart(
             Err(e) => {
                 let message = format!("the API server refused the restart: {}", e.message);
                 let seconds = start.elapsed().as_secs_f64();
-                refused.push(super::evidence::refused(m, message, seconds));
+                refused.push(super::outcomes::refused(m, message, seconds));
             }
         }
     }
     Ok(judging::judge_all(
-        conn, &kinds, &manifests, targets, refused, config, lookups, start, observer,
+        conn, &served, &manifests, targets, refused, config, lookups, start, observer,
     )
     .await)
 }

@@ -8,10 +8,10 @@ use crate::cli::RunArgs;
 use crate::cluster::{Connection, apply, logs};
 use crate::config::Config;
 use crate::manifest::{Manifest, Problem};
-use crate::observe::{Observer, RunEvent};
-use crate::outcome::{LogTail, Outcome, RunOutcome};
 use crate::rules::{Target, kinds};
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::outcome::{LogTail, Outcome, RunOutcome};
+use crate::vocab::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Map, Value, json};
@@ -29,7 +29,7 @@ const NAME_ATTEMPTS: usize = 3;
 
 /// A command line `run` cannot use; exits 2 before any pod is started.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum PodRunError {
+pub enum TaskError {
     #[error("invalid --env {0:?}: use NAME=VALUE")]
     Env(String),
 }
@@ -44,13 +44,13 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn from_args(args: &RunArgs) -> Result<Request, PodRunError> {
+    pub fn from_args(args: &RunArgs) -> Result<Request, TaskError> {
         let env = args
             .env
             .iter()
             .map(|kv| match kv.split_once('=') {
                 Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
-                _ => Err(PodRunError::Env(kv.clone())),
+                _ => Err(TaskError::Env(kv.clone())),
             })
             .collect::<Result<_, _>>()?;
         Ok(Request {
@@ -63,7 +63,7 @@ impl Request {
 
 /// The pod to start, built from the template before any I/O.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub struct Task {
     /// The Pod, still pointing at the template's file and lines.
     pub manifest: Manifest,
     /// The container whose logs are streamed.
@@ -90,7 +90,7 @@ fn random_suffix() -> String {
 }
 
 /// The one template in `manifests`, made into the pod to start (name from a random suffix).
-pub fn prepare(manifests: &[Manifest], request: &Request) -> Result<Prepared, RunError> {
+pub fn prepare(manifests: &[Manifest], request: &Request) -> Result<Task, RunError> {
     let problem = |m: Option<&Manifest>, message: String, hint: &str| {
         let (file, line) = m.map_or((String::new(), None), |m| (m.file.clone(), Some(m.line)));
         RunError::Invalid(vec![Problem::new(file, line, message).with_hint(hint)])
@@ -112,7 +112,7 @@ pub fn prepare(manifests: &[Manifest], request: &Request) -> Result<Prepared, Ru
 /// restartPolicy Never and the request's command and env in the chosen container. Labels
 /// are kept from a Pod or PodTemplate; a workload's are dropped, so that its controller
 /// does not adopt the pod nor its Services send it traffic.
-pub fn pod_from(template: &Manifest, request: &Request, suffix: &str) -> Result<Prepared, Problem> {
+pub fn pod_from(template: &Manifest, request: &Request, suffix: &str) -> Result<Task, Problem> {
     let at = |pointer: &str| Some(template.line_near(pointer));
     let Some(base) = kinds::pod_template(template.group(), &template.kind, &template.object) else {
         return Err(Problem::new(
@@ -195,7 +195,7 @@ pub fn pod_from(template: &Manifest, request: &Request, suffix: &str) -> Result<
     manifest.kind = "Pod".into();
     manifest.name = name;
     manifest.namespace = namespace;
-    Ok(Prepared {
+    Ok(Task {
         manifest,
         container,
     })
@@ -240,16 +240,16 @@ impl Observer for Forward {
 }
 
 /// Start the pod, stream its logs, and judge it.
-pub async fn run(
+pub async fn execute(
     conn: &Connection,
     config: &Config,
-    prepared: Prepared,
+    prepared: Task,
     access: &RegistryAccess,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let start = Instant::now();
     let kinds = super::discover(conn, config.timeout).await?;
-    let Prepared {
+    let Task {
         mut manifest,
         container,
     } = prepared;
@@ -280,7 +280,7 @@ pub async fn run(
         Err(message) => {
             let message = format!("the API server refused the pod: {message}");
             let outcome =
-                super::evidence::refused(&manifest, message, start.elapsed().as_secs_f64());
+                super::outcomes::refused(&manifest, message, start.elapsed().as_secs_f64());
             return Ok(RunOutcome::new(
                 false,
                 start.elapsed().as_secs_f64(),

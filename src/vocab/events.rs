@@ -1,6 +1,6 @@
 //! The events a run reports while it works (the run never prints; an observer does).
 
-use crate::outcome::{Outcome, ResourceId};
+use crate::vocab::outcome::{Outcome, ResourceId};
 use std::time::Duration;
 
 /// How often a run reports [`RunEvent::Status`].

@@ -3,7 +3,7 @@
 //! them: Pods, ReplicaSets, Jobs, Nodes for DaemonSets, EndpointSlices and selectable
 //! workloads for Services, ...) and the Events of their namespaces.
 
-use crate::cluster::kinds::Kinds;
+use crate::cluster::discovery::Served;
 use crate::cluster::watch::WatchScope;
 use crate::rules::{Target, kinds};
 use std::collections::BTreeSet;
@@ -32,7 +32,7 @@ pub fn needed(targets: &[Target]) -> BTreeSet<(String, String, Option<String>)> 
 
 /// Resolve the needed triples into watch scopes the cluster serves. `labels` narrows only
 /// the targets' own kinds (children and events do not carry the user's labels).
-pub fn resolve(kinds: &Kinds, targets: &[Target], labels: Option<&str>) -> Vec<WatchScope> {
+pub fn resolve(served: &Served, targets: &[Target], labels: Option<&str>) -> Vec<WatchScope> {
     let target_kinds: BTreeSet<(&str, &str)> = targets
         .iter()
         .map(|t| (t.id.api_version.as_str(), t.id.kind.as_str()))
@@ -40,7 +40,7 @@ pub fn resolve(kinds: &Kinds, targets: &[Target], labels: Option<&str>) -> Vec<W
     needed(targets)
         .into_iter()
         .filter_map(|(av, kind, ns)| {
-            let (resource, namespaced) = kinds.resolve(&av, &kind)?;
+            let (resource, namespaced) = served.resolve(&av, &kind)?;
             let narrowed = target_kinds.contains(&(av.as_str(), kind.as_str()))
                 && !matches!(kind.as_str(), "Pod" | "Event");
             Some(WatchScope {

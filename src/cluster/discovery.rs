@@ -5,15 +5,15 @@ use crate::manifest::Scope;
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Discovery, Scope as KubeScope};
 
-/// The cluster's kinds, from one discovery run.
-pub struct Kinds {
+/// The kinds the cluster serves, from one discovery run.
+pub struct Served {
     discovery: Discovery,
 }
 
-impl Kinds {
+impl Served {
     /// Run discovery: aggregated discovery (two requests) where the server offers it,
     /// else the legacy documents (one request per API group and version).
-    pub async fn discover(client: &kube::Client) -> Result<Kinds, kube::Error> {
+    pub async fn discover(client: &kube::Client) -> Result<Served, kube::Error> {
         let discovery = match Discovery::new(client.clone()).run_aggregated().await {
             Ok(d) => d,
             Err(kube::Error::Api(_)) | Err(kube::Error::SerdeError(_)) => {
@@ -21,7 +21,7 @@ impl Kinds {
             }
             Err(e) => return Err(e),
         };
-        Ok(Kinds { discovery })
+        Ok(Served { discovery })
     }
 
     fn gvk(api_version: &str, kind: &str) -> GroupVersionKind {

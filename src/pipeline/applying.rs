@@ -2,15 +2,15 @@
 //! rejected manifest means nothing was applied), then CRDs (waited for), Namespaces,
 //! priority kinds, and the rest, with bounded concurrency.
 
-use super::evidence;
+use super::outcomes;
 use crate::cluster::apply::{self, Rejection};
-use crate::cluster::{Connection, Kinds};
+use crate::cluster::{Connection, Served};
 use crate::manifest::Manifest;
-use crate::observe::{Observer, RunEvent};
-use crate::outcome::{Outcome, ResourceId};
-use crate::plan::{self, Phase, Step};
+use crate::phases::{self, Phase, Step};
 use crate::rules::Target;
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::outcome::{Outcome, ResourceId};
+use crate::vocab::verdict::{Reason, Verdict};
 use futures::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
@@ -38,7 +38,7 @@ pub enum Applied {
     /// Applied; `rejected` holds manifests the server refused during the apply itself.
     Ready {
         targets: Vec<Pending>,
-        kinds: Kinds,
+        kinds: Served,
         rejected: Vec<Outcome>,
     },
 }
@@ -73,7 +73,7 @@ pub fn not_applied(manifests: &[Manifest], start: Instant) -> Vec<Pending> {
 }
 
 fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
-    evidence::outcome(
+    outcomes::outcome(
         id_of(m),
         m,
         Verdict::Failed,
@@ -101,16 +101,16 @@ fn new_kinds(manifests: &[Manifest]) -> Vec<(String, String)> {
 /// then is refused by the apply with the server's own words.
 async fn discover_new_kinds(
     conn: &Connection,
-    mut kinds: Kinds,
+    mut kinds: Served,
     wanted: &[(String, String)],
     limit: Duration,
-) -> Kinds {
+) -> Served {
     let give_up = Instant::now() + limit;
     let mut pause = Duration::from_millis(100);
     loop {
         if let Ok(Ok(fresh)) = tokio::time::timeout(
             crate::cluster::REQUEST_TIMEOUT,
-            Kinds::discover(&conn.client),
+            Served::discover(&conn.client),
         )
         .await
         {
@@ -168,7 +168,7 @@ async fn not_predeployed(
     let mut late: std::collections::BTreeSet<_> = manifests
         .iter()
         .filter(|m| m.defines().is_some())
-        .filter_map(|m| plan::not_predeployed(&m.object))
+        .filter_map(|m| phases::not_predeployed(&m.object))
         .collect();
     let declared: Vec<(&str, &str)> = manifests.iter().filter_map(Manifest::defines).collect();
     let foreign = manifests.iter().any(|m| {
@@ -180,7 +180,7 @@ async fn not_predeployed(
             apply::crds(&conn.client)
                 .await
                 .iter()
-                .filter_map(plan::not_predeployed),
+                .filter_map(phases::not_predeployed),
         );
     }
     late
@@ -190,7 +190,7 @@ async fn not_predeployed(
 /// arrives to what the caller reads, so a thousand applied objects are not all held at once.
 async fn apply_steps<T>(
     conn: &Connection,
-    kinds: &Kinds,
+    kinds: &Served,
     manifests: &[Manifest],
     steps: &[&Step],
     dry_run: bool,
@@ -226,7 +226,7 @@ async fn apply_steps<T>(
 #[allow(clippy::too_many_arguments)]
 pub async fn apply_all(
     conn: &Connection,
-    mut kinds: Kinds,
+    mut kinds: Served,
     manifests: &[Manifest],
     dry_run: bool,
     timeout: Duration,
@@ -234,7 +234,7 @@ pub async fn apply_all(
     start: Instant,
     observer: &mut dyn Observer,
 ) -> Applied {
-    let steps = plan::plan(manifests, &not_predeployed(conn, manifests).await);
+    let steps = phases::order(manifests, &not_predeployed(conn, manifests).await);
     observer.event(start.elapsed(), RunEvent::Validating);
     let checkable: Vec<&Step> = steps.iter().filter(|s| s.dry_run_first).collect();
     // A dry run compares each answer with the live object; otherwise only refusals count.
@@ -281,7 +281,7 @@ pub async fn apply_all(
                         not_validated_because(m, manifests),
                     )
                 };
-                let mut outcome = evidence::outcome(
+                let mut outcome = outcomes::outcome(
                     id_of(m),
                     m,
                     verdict,

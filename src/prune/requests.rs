@@ -2,7 +2,7 @@
 //! members by label, delete them in the background. Waiting for them to go is a watch
 //! (`cluster/watch.rs`).
 
-use super::apply::{Rejection, api_for, apply_with, timed};
+use crate::cluster::apply::{Rejection, api_for, apply_with, timed};
 use crate::prune::applyset::PARENT_FIELD_MANAGER;
 use kube::api::{DeleteParams, ListParams, PatchParams, Preconditions};
 use kube::discovery::ApiResource;
@@ -16,7 +16,7 @@ fn rejection(e: kube::Error) -> Rejection {
         },
         other => Rejection {
             code: None,
-            message: super::connect::root_cause(&other),
+            message: crate::cluster::connect::root_cause(&other),
         },
     }
 }

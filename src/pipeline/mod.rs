@@ -3,20 +3,20 @@
 //! Reports progress to an [`Observer`]; prints nothing itself.
 
 mod applying;
-mod evidence;
-pub mod images;
 mod judging;
+pub mod lookups;
+mod outcomes;
 mod planning;
-pub mod pod_run;
 mod pruning;
 pub mod restart;
 pub mod scopes;
+pub mod task;
 
-use crate::cluster::{Connection, Kinds};
+use crate::cluster::{Connection, Served};
 use crate::config::{Config, Mode};
 use crate::manifest::{self, Manifest, Problem};
-use crate::observe::{Observer, RunEvent};
-use crate::outcome::{Outcome, RunOutcome};
+use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::outcome::{Outcome, RunOutcome};
 use tokio::time::Instant;
 
 /// Why a run could not start. All of these exit 2: nothing was applied.
@@ -41,7 +41,7 @@ pub enum RunError {
     #[error(transparent)]
     Restart(#[from] restart::RestartError),
     #[error(transparent)]
-    PodRun(#[from] pod_run::PodRunError),
+    Task(#[from] task::TaskError),
     #[error(transparent)]
     Prune(#[from] crate::prune::PruneRefusal),
 }
@@ -61,7 +61,7 @@ impl RegistryAccess {
     ) -> Result<Self, RunError> {
         let registry = crate::registry::Registry::new(crate::registry::RegistryOptions::default())?;
         let mut credentials = config_credentials;
-        if let Some(found) = images::credentials_in(manifests) {
+        if let Some(found) = lookups::credentials_in(manifests) {
             match &mut credentials {
                 Some(c) => c.merge(found),
                 None => credentials = Some(found),
@@ -76,9 +76,9 @@ impl RegistryAccess {
 
 impl RegistryAccess {
     /// The registry lookups the judging loop makes while it watches (none with `off`).
-    fn lookups(&self, conn: &Connection, mode: images::Preflight) -> Option<images::Lookups> {
-        (mode != images::Preflight::Off).then(|| {
-            images::Lookups::new(
+    fn lookups(&self, conn: &Connection, mode: lookups::Preflight) -> Option<lookups::Lookups> {
+        (mode != lookups::Preflight::Off).then(|| {
+            lookups::Lookups::new(
                 self.registry.clone(),
                 conn.client.clone(),
                 self.credentials.clone(),
@@ -91,14 +91,14 @@ impl RegistryAccess {
 async fn preflight(
     manifests: &[Manifest],
     access: &RegistryAccess,
-    mode: images::Preflight,
+    mode: lookups::Preflight,
     start: Instant,
     observer: &mut dyn Observer,
 ) -> Result<Option<RunOutcome>, RunError> {
-    if mode == images::Preflight::Off {
+    if mode == lookups::Preflight::Off {
         return Ok(None);
     }
-    let report = images::preflight(
+    let report = lookups::preflight(
         manifests,
         &access.registry,
         access.credentials.as_ref(),
@@ -137,14 +137,14 @@ pub async fn check(
         },
     );
     let mode = config.image_preflight;
-    let report = images::preflight(
+    let report = lookups::preflight(
         manifests,
         &access.registry,
         access.credentials.as_ref(),
         mode,
     )
     .await;
-    if mode != images::Preflight::Off {
+    if mode != lookups::Preflight::Off {
         observer.event(start.elapsed(), RunEvent::ImagesChecked(report.checked));
     }
     for w in &report.warnings {
@@ -157,11 +157,11 @@ pub async fn check(
         .iter()
         .flat_map(|m| m.images.iter().map(|i| i.image.as_str()))
         .collect();
-    let tally = crate::outcome::ImageTally {
+    let tally = crate::vocab::outcome::ImageTally {
         images: distinct.len(),
         missing: report.missing,
         unconfirmed: report.doubtful.len(),
-        looked_up: mode != images::Preflight::Off,
+        looked_up: mode != lookups::Preflight::Off,
     };
     let outcomes = manifests
         .iter()
@@ -174,8 +174,8 @@ pub async fn check(
 
 /// One manifest's `check` outcome: failed on a missing image, unfinished (`not_validated`)
 /// when its registry would not confirm an image, else valid with its images found.
-fn check_outcome(m: &Manifest, report: &images::PreflightReport, looked_up: bool) -> Outcome {
-    let id = crate::outcome::ResourceId {
+fn check_outcome(m: &Manifest, report: &lookups::PreflightReport, looked_up: bool) -> Outcome {
+    let id = crate::vocab::outcome::ResourceId {
         api_version: m.api_version.clone(),
         kind: m.kind.clone(),
         namespace: m.namespace.clone(),
@@ -192,8 +192,8 @@ fn check_outcome(m: &Manifest, report: &images::PreflightReport, looked_up: bool
         .collect();
     let (verdict, reason, message) = if !doubtful.is_empty() {
         (
-            crate::verdict::Verdict::Unfinished,
-            Some(crate::verdict::Reason::NotValidated),
+            crate::vocab::verdict::Verdict::Unfinished,
+            Some(crate::vocab::verdict::Reason::NotValidated),
             format!(
                 "manifest valid; the registry could not confirm {}: the nodes may still pull it",
                 doubtful.join(", ")
@@ -201,19 +201,19 @@ fn check_outcome(m: &Manifest, report: &images::PreflightReport, looked_up: bool
         )
     } else if images.is_empty() {
         (
-            crate::verdict::Verdict::Succeeded,
+            crate::vocab::verdict::Verdict::Succeeded,
             None,
             "manifest valid".to_owned(),
         )
     } else if !looked_up {
         (
-            crate::verdict::Verdict::Succeeded,
+            crate::vocab::verdict::Verdict::Succeeded,
             None,
             "manifest valid; images not looked up (--image-preflight off)".to_owned(),
         )
     } else {
         (
-            crate::verdict::Verdict::Succeeded,
+            crate::vocab::verdict::Verdict::Succeeded,
             None,
             format!("manifest valid; found {}", images.join(", ")),
         )
@@ -222,12 +222,12 @@ fn check_outcome(m: &Manifest, report: &images::PreflightReport, looked_up: bool
         .images
         .iter()
         .find(|i| report.doubtful.contains_key(&i.image))
-        .map(|i| crate::outcome::ContainerRef {
+        .map(|i| crate::vocab::outcome::ContainerRef {
             pod: String::new(),
             container: i.container.clone(),
             image: Some(i.image.clone()),
         });
-    evidence::outcome(id, m, verdict, reason, message, container, 0.0, Vec::new())
+    outcomes::outcome(id, m, verdict, reason, message, container, 0.0, Vec::new())
 }
 
 /// Load the manifests named by the config (stdin given as text).
@@ -271,9 +271,9 @@ pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunEr
 
 /// Discovery, the run's first request, bounded: a server that never answers ends the run
 /// with a sentence saying so instead of holding it past its timeout.
-async fn discover(conn: &Connection, timeout: std::time::Duration) -> Result<Kinds, RunError> {
+async fn discover(conn: &Connection, timeout: std::time::Duration) -> Result<Served, RunError> {
     let limit = crate::cluster::REQUEST_TIMEOUT.min(timeout);
-    match tokio::time::timeout(limit, Kinds::discover(&conn.client)).await {
+    match tokio::time::timeout(limit, Served::discover(&conn.client)).await {
         Ok(Ok(kinds)) => Ok(kinds),
         Ok(Err(e)) => Err(RunError::Discovery(crate::cluster::describe_failure(
             &conn.server,
@@ -288,7 +288,7 @@ async fn discover(conn: &Connection, timeout: std::time::Duration) -> Result<Kin
 }
 
 /// Run against a connected cluster.
-pub async fn run(
+pub async fn deploy(
     conn: &Connection,
     config: &Config,
     mut manifests: Vec<Manifest>,
@@ -396,12 +396,12 @@ pub async fn run(
 #[allow(clippy::too_many_arguments)]
 async fn judge_and_prune(
     conn: &Connection,
-    kinds: &Kinds,
+    kinds: &Served,
     manifests: &[Manifest],
     targets: Vec<applying::Pending>,
     rejected: Vec<Outcome>,
     config: &Config,
-    lookups: Option<images::Lookups>,
+    lookups: Option<lookups::Lookups>,
     prune: &pruning::Pruning,
     start: Instant,
     observer: &mut dyn Observer,
@@ -428,7 +428,7 @@ async fn judge_and_prune(
             conn, kinds, manifests, targets, rejected, config, lookups, start, observer,
         )
         .await;
-        if config.fail_fast && outcome.result == crate::verdict::RunResult::Failure {
+        if config.fail_fast && outcome.result == crate::vocab::verdict::RunResult::Failure {
             let _ = stop.send(true);
         }
         outcome
@@ -445,7 +445,7 @@ async fn judge_and_prune(
     }
     outcome.outcomes.extend(pruned);
     outcome.result =
-        crate::verdict::RunResult::from_verdicts(outcome.outcomes.iter().map(|o| o.verdict));
+        crate::vocab::verdict::RunResult::from_verdicts(outcome.outcomes.iter().map(|o| o.verdict));
     outcome.seconds = start.elapsed().as_secs_f64();
     outcome
 }

@@ -2,9 +2,9 @@
 //! words are a contract, so they are written out here field by field rather than derived
 //! from the internal types, which may change freely.
 
-use crate::outcome::{Outcome, RunOutcome, SourceSpan};
 use crate::render::duration::round_tenths;
-use crate::verdict::Reason;
+use crate::vocab::outcome::{Outcome, RunOutcome, SourceSpan};
+use crate::vocab::verdict::Reason;
 use serde_json::{Map, Value, json};
 
 /// The report of a run, keys in this order:

@@ -1,11 +1,11 @@
 //! The plan of a dry run: each dry-run result is compared with the live object (read
 //! once, bounded concurrency) to say what the apply would create or change.
 
-use crate::change;
 use crate::cluster::apply::{self, Rejection};
-use crate::cluster::{Connection, Kinds};
+use crate::cluster::{Connection, Served};
 use crate::manifest::Manifest;
-use crate::outcome::Change;
+use crate::plan;
+use crate::vocab::outcome::Change;
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -19,7 +19,7 @@ const CONCURRENCY: usize = 8;
 /// is (nothing can exist in a namespace or of a kind that does not).
 pub async fn changes(
     conn: &Connection,
-    kinds: &Kinds,
+    kinds: &Served,
     manifests: &[Manifest],
     checked: &[(usize, Result<Value, Rejection>)],
 ) -> HashMap<usize, Change> {
@@ -34,7 +34,7 @@ pub async fn changes(
         };
         Some(async move {
             let live = apply::live(&conn.client, &ar, ns, &m.name).await.ok()?;
-            Some((*index, change::change(live.as_ref(), planned)))
+            Some((*index, plan::change(live.as_ref(), planned)))
         })
     }))
     .buffer_unordered(CONCURRENCY)

@@ -1,7 +1,7 @@
 //! What a run found out, as plain data: the input of every renderer (terminal, JSON report,
 //! check run, job summary), so that all of them tell the same story.
 
-use crate::verdict::{Reason, RunResult, Verdict};
+use crate::vocab::verdict::{Reason, RunResult, Verdict};
 use serde::Serialize;
 
 /// Which resource, as the manifests name it.

@@ -2,13 +2,13 @@
 //! `image_unauthorized`) only on proof that waiting cannot fix, otherwise a wait whose
 //! timeout reason and message say what is slow (`registry_slow`, `image_pull_backoff`).
 
-use crate::outcome::ContainerRef;
 use crate::rules::images::image_pull::{PullEvidence, pull_evidence};
 use crate::rules::images::pull_error::PullErrorClass::{self, *};
 use crate::rules::images::pull_text::{cause, gist};
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
 use crate::rules::pods::pod_failure::Doom;
-use crate::verdict::Reason;
+use crate::vocab::outcome::ContainerRef;
+use crate::vocab::verdict::Reason;
 use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::{Event, Pod};
 

@@ -2,12 +2,12 @@
 //! manifests, before anything is applied) and during the watch (each image a node is
 //! failing to pull, so a node's "not found" is weighed against the registry's answer).
 
-use super::evidence;
+use super::outcomes;
 use crate::manifest::Manifest;
-use crate::outcome::{ContainerRef, Outcome, ResourceId};
 use crate::registry::{Credentials, Lookup, Registry};
 use crate::rules::{ObjectKey, RegistryView, Snapshot, Touched};
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::outcome::{ContainerRef, Outcome, ResourceId};
+use crate::vocab::verdict::{Reason, Verdict};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -171,7 +171,7 @@ pub fn judge_preflight(
                 container: line.container.clone(),
                 image: Some(line.image.clone()),
             };
-            report.failures.push(evidence::outcome(
+            report.failures.push(outcomes::outcome(
                 id,
                 m,
                 Verdict::Failed,

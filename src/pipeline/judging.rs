@@ -6,17 +6,17 @@
 //! is judged before every watch it depends on has delivered its first complete list.
 
 use super::applying::Pending;
-use super::images::Lookups;
-use super::{evidence, scopes};
+use super::lookups::Lookups;
+use super::{outcomes, scopes};
 use crate::cluster::watch::{self, Seen, WatchScope};
-use crate::cluster::{Connection, Kinds, logs};
+use crate::cluster::{Connection, Served, logs};
 use crate::config::Config;
 use crate::manifest::Manifest;
-use crate::observe::{Observer, RunEvent, STATUS_EVERY};
-use crate::outcome::{Outcome, RunOutcome};
 use crate::rules::settle::{self, Settling};
 use crate::rules::{self, Affected, Assessment, ObjectKey, Prepared, Snapshot, Target};
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::events::{Observer, RunEvent, STATUS_EVERY};
+use crate::vocab::outcome::{Outcome, RunOutcome};
+use crate::vocab::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Pod;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
@@ -114,7 +114,7 @@ fn unfinished(w: &Watched, manifest: &Manifest, failed: &str) -> Outcome {
         .last_state
         .as_deref()
         .unwrap_or("not seen in the cluster yet");
-    evidence::outcome(
+    outcomes::outcome(
         w.pending.target.id.clone(),
         manifest,
         Verdict::Unfinished,
@@ -196,8 +196,8 @@ async fn explain(
     snapshot: &Snapshot,
     manifest: &Manifest,
     w: &Watched,
-    verdict: (crate::verdict::Verdict, Option<Reason>, String),
-    container: Option<crate::outcome::ContainerRef>,
+    verdict: (crate::vocab::verdict::Verdict, Option<Reason>, String),
+    container: Option<crate::vocab::outcome::ContainerRef>,
 ) -> Outcome {
     let id = w.pending.target.id.clone();
     let target_uid = uid(
@@ -209,10 +209,10 @@ async fn explain(
         .as_ref()
         .and_then(|c| snapshot.get::<Pod>(Some(&ns), &c.pod))
         .and_then(|p| p.metadata.uid);
-    let events = evidence::events(snapshot, target_uid.as_deref(), pod_uid.as_deref());
+    let events = outcomes::events(snapshot, target_uid.as_deref(), pod_uid.as_deref());
     let (v, reason, message) = verdict;
     let seconds = w.pending.applied_at.elapsed().as_secs_f64();
-    let mut outcome = evidence::outcome(
+    let mut outcome = outcomes::outcome(
         id,
         manifest,
         v,
@@ -240,7 +240,7 @@ async fn explain(
 #[allow(clippy::too_many_arguments)]
 pub async fn judge_all(
     conn: &Connection,
-    kinds: &Kinds,
+    kinds: &Served,
     manifests: &[Manifest],
     targets: Vec<Pending>,
     mut outcomes: Vec<Outcome>,

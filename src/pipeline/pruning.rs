@@ -4,15 +4,16 @@
 
 use crate::cluster::apply::Rejection;
 use crate::cluster::watch::{self, Seen, WatchScope};
-use crate::cluster::{Connection, Kinds, prune as requests};
+use crate::cluster::{Connection, Served};
 use crate::manifest::Manifest;
-use crate::observe::{Observer, RunEvent};
-use crate::outcome::{Change, Outcome, ResourceId};
-use crate::plan::Phase;
+use crate::phases::Phase;
 use crate::prune::applyset::{self, PART_OF_LABEL};
 use crate::prune::members::{self, Listed, Selection};
+use crate::prune::requests;
 use crate::prune::{GroupKind, Members, Parent, PruneConfig, PruneRefusal};
-use crate::verdict::{Reason, Verdict};
+use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::outcome::{Change, Outcome, ResourceId};
+use crate::vocab::verdict::{Reason, Verdict};
 use kube::discovery::ApiResource;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -61,7 +62,7 @@ fn pruned(listed: &Listed, verdict: Verdict, reason: Option<Reason>, message: St
 /// Check the set before anything is applied, and label the manifests as its members.
 pub async fn prepare(
     conn: &Connection,
-    kinds: &Kinds,
+    kinds: &Served,
     config: &PruneConfig,
     manifests: &mut [Manifest],
     start: Instant,
@@ -211,7 +212,7 @@ impl Pruning {
 
     /// Where `gk` is served: as discovered before the apply, else in `kinds` (a CRD this
     /// deploy created).
-    fn resource(&self, gk: &GroupKind, kinds: Option<&Kinds>) -> Option<(ApiResource, bool)> {
+    fn resource(&self, gk: &GroupKind, kinds: Option<&Served>) -> Option<(ApiResource, bool)> {
         self.resolved
             .get(gk)
             .cloned()
@@ -219,7 +220,7 @@ impl Pruning {
     }
 
     /// The set's live members, kind by kind and namespace by namespace, with its selector.
-    async fn list(&self, conn: &Connection, kinds: Option<&Kinds>) -> Result<Vec<Listed>, String> {
+    async fn list(&self, conn: &Connection, kinds: Option<&Served>) -> Result<Vec<Listed>, String> {
         let set = self.recorded.union(&self.declared);
         let selector = self.selector();
         let mut listed = Vec::new();
@@ -255,7 +256,7 @@ impl Pruning {
     async fn select(
         &self,
         conn: &Connection,
-        kinds: Option<&Kinds>,
+        kinds: Option<&Served>,
         manifests: &[Manifest],
         start: Instant,
         observer: &mut dyn Observer,
@@ -305,7 +306,7 @@ impl Pruning {
     pub async fn delete(
         &self,
         conn: &Connection,
-        kinds: &Kinds,
+        kinds: &Served,
         manifests: &[Manifest],
         timeout: Duration,
         start: Instant,
