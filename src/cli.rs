@@ -120,10 +120,21 @@ pub struct RegistryArgs {
     /// on auth or network trouble, `require` stops on those too, `off` never contacts a
     /// registry from the runner (neither before nor while watching).
     #[arg(long, value_enum, default_value = "auto")]
-    pub image_preflight: crate::pipeline::lookups::Preflight,
+    pub image_preflight: Preflight,
     /// Docker config file (`config.json` with `auths`) with registry credentials for lookups.
     #[arg(long)]
     pub registry_config: Option<PathBuf>,
+}
+
+/// `--image-preflight`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Preflight {
+    /// Look up every image first; a definite "not found" stops the deploy, other problems warn.
+    Auto,
+    /// Never contact registries from the runner (no preflight, no lookups while watching).
+    Off,
+    /// Like auto, but an image that cannot be confirmed (denied, unreachable) stops the deploy.
+    Require,
 }
 
 /// Whether to report to a GitHub check run.

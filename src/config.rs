@@ -1,8 +1,8 @@
 //! The validated configuration of a run, built from the command line before any I/O.
 
+use crate::cli::Preflight;
 use crate::cli::{ClusterArgs, Command, GithubArgs};
 use crate::manifest::parse_duration;
-use crate::pipeline::lookups::Preflight;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -2,8 +2,8 @@
 //! registries never called failures, and the registry's word weighed against the node's.
 
 use crate::support::{config, outcome, run_with, run_yaml};
+use deploy_action::cli::Preflight;
 use deploy_action::config::Mode;
-use deploy_action::pipeline::lookups::Preflight;
 use deploy_action::vocab::verdict::{Reason, RunResult, Verdict};
 use kube_sim::scenario::{ImageBehaviour, PullBehaviour};
 use kube_sim::{Scenario, Sim};

@@ -22,7 +22,7 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
         fail_fast: true,
         report: None,
         selector: Default::default(),
-        image_preflight: deploy_action::pipeline::lookups::Preflight::Off,
+        image_preflight: deploy_action::cli::Preflight::Off,
         registry_config: None,
         github: deploy_action::cli::GithubArgs {
             check_run: deploy_action::cli::CheckRunMode::Off,

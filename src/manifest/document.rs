@@ -1,6 +1,7 @@
 //! Turns parsed documents into `Manifest`s: one per Kubernetes object, with `List`s
 //! expanded, so the rest of deploy-action deals with objects and never with files.
 
+use crate::vocab::outcome::ResourceId;
 use serde_json::Value;
 
 use super::containers::{self, ImageLine};
@@ -41,6 +42,16 @@ impl Manifest {
     /// The line of `pointer`, or the object's own line when the node is not in the source.
     pub(crate) fn line_near(&self, pointer: &str) -> usize {
         self.line_of(pointer).unwrap_or(self.line)
+    }
+
+    /// Which resource it is, as every outcome and event names it.
+    pub fn id(&self) -> ResourceId {
+        ResourceId {
+            api_version: self.api_version.clone(),
+            kind: self.kind.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
     }
 
     /// `Kind/name` as used in messages.

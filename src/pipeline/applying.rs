@@ -2,14 +2,18 @@
 //! rejected manifest means nothing was applied), then CRDs (waited for), Namespaces,
 //! priority kinds, and the rest, with bounded concurrency.
 
-use super::outcomes;
+use super::context::Context;
+use super::judging::Pending;
+use super::outcomes::{self, Judged};
+use super::pruning::Pruning;
 use crate::cluster::apply::{self, Rejection};
 use crate::cluster::{Connection, Served};
+use crate::config::Mode;
 use crate::manifest::Manifest;
 use crate::phases::{self, Phase, Step};
 use crate::rules::Target;
-use crate::vocab::events::{Observer, RunEvent};
-use crate::vocab::outcome::{Outcome, ResourceId};
+use crate::vocab::events::RunEvent;
+use crate::vocab::outcome::Outcome;
 use crate::vocab::verdict::{Reason, Verdict};
 use futures::StreamExt;
 use serde_json::Value;
@@ -21,14 +25,6 @@ const CONCURRENCY: usize = 8;
 /// Longest wait for a CRD to be Established.
 const CRD_WAIT: Duration = Duration::from_secs(60);
 
-/// A resource to judge: which manifest, its identity, and when it was applied.
-#[derive(Debug, Clone)]
-pub struct Pending {
-    pub index: usize,
-    pub target: Target,
-    pub applied_at: Instant,
-}
-
 /// How the apply stage ended.
 pub enum Applied {
     /// Server-side validation rejected manifests; nothing was applied.
@@ -38,24 +34,18 @@ pub enum Applied {
     /// Applied; `rejected` holds manifests the server refused during the apply itself.
     Ready {
         targets: Vec<Pending>,
-        kinds: Served,
+        /// What the cluster serves after the apply (with the kinds of new CRDs).
+        served: Served,
         rejected: Vec<Outcome>,
     },
 }
 
-fn id_of(m: &Manifest) -> ResourceId {
-    ResourceId {
-        api_version: m.api_version.clone(),
-        kind: m.kind.clone(),
-        namespace: m.namespace.clone(),
-        name: m.name.clone(),
-    }
-}
-
+/// The target a manifest's resource is judged as: its identity, and the annotations that
+/// tune its rules.
 fn target_of(m: &Manifest) -> Target {
     let mut t = Target::from_manifest(&m.object)
         .unwrap_or_else(|| Target::new(&m.api_version, &m.kind, m.namespace.as_deref(), &m.name));
-    t.id = id_of(m);
+    t.id = m.id();
     t
 }
 
@@ -73,16 +63,7 @@ pub fn not_applied(manifests: &[Manifest], start: Instant) -> Vec<Pending> {
 }
 
 fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
-    outcomes::outcome(
-        id_of(m),
-        m,
-        Verdict::Failed,
-        Some(Reason::ApplyRejected),
-        r.message.clone(),
-        None,
-        seconds,
-        Vec::new(),
-    )
+    outcomes::refused(m, r.message.clone(), seconds)
 }
 
 /// (apiVersion, kind) of the custom resources whose CRD this deploy creates.
@@ -223,24 +204,24 @@ async fn apply_steps<T>(
     .await
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Dry-run everything checkable, then (unless `--dry-run`) apply phase by phase; with
+/// `--prune`, `prune` records its set on the parent before the first member is applied.
 pub async fn apply_all(
-    conn: &Connection,
-    mut kinds: Served,
+    ctx: &mut Context<'_>,
+    mut served: Served,
     manifests: &[Manifest],
-    dry_run: bool,
-    timeout: Duration,
-    prune: Option<&super::pruning::Pruning>,
-    start: Instant,
-    observer: &mut dyn Observer,
+    prune: Option<&Pruning>,
 ) -> Applied {
+    let (conn, timeout) = (ctx.conn, ctx.config.timeout);
+    let dry_run = ctx.config.mode == Mode::DryRun;
     let steps = phases::order(manifests, &not_predeployed(conn, manifests).await);
-    observer.event(start.elapsed(), RunEvent::Validating);
+    ctx.event(RunEvent::Validating);
     let checkable: Vec<&Step> = steps.iter().filter(|s| s.dry_run_first).collect();
     // A dry run compares each answer with the live object; otherwise only refusals count.
     let keep = |v: Value| if dry_run { v } else { Value::Null };
-    let mut checked = apply_steps(conn, &kinds, manifests, &checkable, true, keep).await;
+    let mut checked = apply_steps(conn, &served, manifests, &checkable, true, keep).await;
     checked.sort_by_key(|(i, _)| *i);
+    let start = ctx.start;
     let secs = || start.elapsed().as_secs_f64();
     let refused: Vec<Outcome> = checked
         .iter()
@@ -254,43 +235,27 @@ pub async fn apply_all(
         return Applied::Rejected(refused);
     }
     if dry_run {
-        let mut changes = super::planning::changes(conn, &kinds, manifests, &checked).await;
+        let mut changes = super::planning::changes(conn, &served, manifests, &checked).await;
         let outcomes = steps
             .iter()
             .map(|s| {
                 let m = &manifests[s.index];
                 if s.dry_run_first {
-                    observer.event(
-                        start.elapsed(),
-                        RunEvent::Applied {
-                            id: id_of(m),
-                            dry_run: true,
-                        },
-                    );
+                    ctx.event(RunEvent::Applied {
+                        id: m.id(),
+                        dry_run: true,
+                    });
                 }
-                let (verdict, reason, message) = if s.dry_run_first {
-                    (
-                        Verdict::Succeeded,
-                        None,
-                        "server-side dry run passed".to_owned(),
-                    )
+                let judged = if s.dry_run_first {
+                    Judged::new(Verdict::Succeeded, None, "server-side dry run passed")
                 } else {
-                    (
+                    Judged::new(
                         Verdict::Unfinished,
                         Some(Reason::NotValidated),
                         not_validated_because(m, manifests),
                     )
                 };
-                let mut outcome = outcomes::outcome(
-                    id_of(m),
-                    m,
-                    verdict,
-                    reason,
-                    message,
-                    None,
-                    secs(),
-                    Vec::new(),
-                );
+                let mut outcome = outcomes::outcome(m, judged, secs(), Vec::new());
                 outcome.change = changes.remove(&s.index);
                 outcome
             })
@@ -317,8 +282,8 @@ pub async fn apply_all(
         if in_phase.is_empty() {
             continue;
         }
-        observer.event(start.elapsed(), RunEvent::Phase(phase.label()));
-        let mut results = apply_steps(conn, &kinds, manifests, &in_phase, false, |obj| {
+        ctx.event(RunEvent::Phase(phase.label()));
+        let mut results = apply_steps(conn, &served, manifests, &in_phase, false, |obj| {
             server_apply_time(&obj)
         })
         .await;
@@ -327,13 +292,10 @@ pub async fn apply_all(
             let m = &manifests[index];
             match result {
                 Ok(applied_at) => {
-                    observer.event(
-                        start.elapsed(),
-                        RunEvent::Applied {
-                            id: id_of(m),
-                            dry_run: false,
-                        },
-                    );
+                    ctx.event(RunEvent::Applied {
+                        id: m.id(),
+                        dry_run: false,
+                    });
                     let mut target = target_of(m);
                     target.applied_at = applied_at;
                     targets.push(Pending {
@@ -350,13 +312,13 @@ pub async fn apply_all(
                 apply::wait_established(&conn.client, &t.target.id.name, CRD_WAIT.min(timeout))
                     .await;
             }
-            kinds =
-                discover_new_kinds(conn, kinds, &new_kinds(manifests), CRD_WAIT.min(timeout)).await;
+            served = discover_new_kinds(conn, served, &new_kinds(manifests), CRD_WAIT.min(timeout))
+                .await;
         }
     }
     Applied::Ready {
         targets,
-        kinds,
+        served,
         rejected: refused,
     }
 }

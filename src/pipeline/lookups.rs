@@ -1,28 +1,13 @@
-//! The runner's own look at the registry, in two places: the preflight (every image of the
-//! manifests, before anything is applied) and during the watch (each image a node is
-//! failing to pull, so a node's "not found" is weighed against the registry's answer).
+//! The runner's own look at the registry while it watches: each image a node is failing
+//! to pull is looked up, so a node's "not found" is weighed against the registry's answer
+//! (the preflight, before anything is applied, is in `preflight.rs`).
 
-use super::outcomes;
-use crate::manifest::Manifest;
 use crate::registry::{Credentials, Lookup, Registry};
 use crate::rules::{ObjectKey, RegistryView, Snapshot, Touched};
-use crate::vocab::outcome::{ContainerRef, Outcome, ResourceId};
-use crate::vocab::verdict::{Reason, Verdict};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-
-/// `--image-preflight`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Preflight {
-    /// Look up every image first; a definite "not found" stops the deploy, other problems warn.
-    Auto,
-    /// Never contact registries from the runner (no preflight, no lookups while watching).
-    Off,
-    /// Like auto, but an image that cannot be confirmed (denied, unreachable) stops the deploy.
-    Require,
-}
 
 /// What the runner's lookup means for the rules.
 pub fn view_of(lookup: &Lookup) -> RegistryView {
@@ -45,157 +30,6 @@ fn brief(detail: &str) -> String {
         [first, .., last] if links.len() > 2 => format!("{first}: {last}"),
         _ => detail.to_owned(),
     }
-}
-
-/// Registry credentials found in the manifests themselves (dockerconfigjson Secrets).
-pub fn credentials_in(manifests: &[Manifest]) -> Option<Credentials> {
-    let mut found: Option<Credentials> = None;
-    for m in manifests
-        .iter()
-        .filter(|m| m.kind == "Secret" && m.group().is_empty())
-    {
-        if let Ok(c) = Credentials::from_secret(&m.object) {
-            match &mut found {
-                Some(f) => f.merge(c),
-                None => found = Some(c),
-            }
-        }
-    }
-    found
-}
-
-/// The preflight's findings.
-#[derive(Debug, Default)]
-pub struct PreflightReport {
-    /// Resources that cannot deploy: an image the registry says does not exist (or, with
-    /// `require`, could not be confirmed).
-    pub failures: Vec<Outcome>,
-    /// Images that could not be checked, for a warning.
-    pub warnings: Vec<String>,
-    /// How many distinct images were looked up.
-    pub checked: usize,
-    /// With `require`: images whose registry could not be reached ("image: why").
-    pub unconfirmed: Vec<String>,
-    /// Images the registry would not confirm (denied, unreachable), with why.
-    pub doubtful: BTreeMap<String, String>,
-    /// Distinct images the registry says do not exist, or are not valid references.
-    pub missing: usize,
-}
-
-/// Look up every distinct image of the manifests in parallel.
-pub async fn preflight(
-    manifests: &[Manifest],
-    registry: &Registry,
-    creds: Option<&Credentials>,
-    mode: Preflight,
-) -> PreflightReport {
-    let images: Vec<String> = manifests
-        .iter()
-        .flat_map(|m| m.images.iter().map(|i| i.image.clone()))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if mode == Preflight::Off || images.is_empty() {
-        return PreflightReport::default();
-    }
-    let answers = registry.lookup_all(&images, creds).await;
-    judge_preflight(manifests, &answers, mode)
-}
-
-/// Pure: what the lookups mean for each manifest.
-pub fn judge_preflight(
-    manifests: &[Manifest],
-    answers: &BTreeMap<String, Lookup>,
-    mode: Preflight,
-) -> PreflightReport {
-    let mut report = PreflightReport {
-        checked: answers.len(),
-        unconfirmed: if mode == Preflight::Require {
-            unconfirmed(answers)
-        } else {
-            Vec::new()
-        },
-        ..PreflightReport::default()
-    };
-    for (image, lookup) in answers {
-        match lookup {
-            Lookup::Exists { .. } => {}
-            Lookup::Missing { .. } | Lookup::Invalid { .. } => report.missing += 1,
-            Lookup::Denied { detail } | Lookup::Unreachable { detail } => {
-                report.doubtful.insert(image.clone(), detail.clone());
-                if mode == Preflight::Auto {
-                    report.warnings.push(format!(
-                        "could not confirm image {image}: {detail} (the nodes may still pull it)"
-                    ));
-                }
-            }
-        }
-    }
-    for m in manifests {
-        for line in &m.images {
-            let Some(lookup) = answers.get(&line.image) else {
-                continue;
-            };
-            let (reason, message) = match (lookup, mode) {
-                (Lookup::Missing { detail }, _) => (
-                    Reason::ImageNotFound,
-                    format!(
-                        "image \"{}\" not found in its registry ({detail}); nothing was applied",
-                        line.image
-                    ),
-                ),
-                (Lookup::Invalid { detail }, _) => (
-                    Reason::InvalidImageName,
-                    format!(
-                        "image \"{}\" is not a valid reference: {detail}; nothing was applied",
-                        line.image
-                    ),
-                ),
-                (Lookup::Denied { detail }, Preflight::Require) => (
-                    Reason::ImageUnauthorized,
-                    format!(
-                        "the registry denied access to image \"{}\" ({detail}); --image-preflight require: nothing was applied",
-                        line.image
-                    ),
-                ),
-                _ => continue,
-            };
-            let id = ResourceId {
-                api_version: m.api_version.clone(),
-                kind: m.kind.clone(),
-                namespace: m.namespace.clone(),
-                name: m.name.clone(),
-            };
-            let container = ContainerRef {
-                pod: String::new(),
-                container: line.container.clone(),
-                image: Some(line.image.clone()),
-            };
-            report.failures.push(outcomes::outcome(
-                id,
-                m,
-                Verdict::Failed,
-                Some(reason),
-                message,
-                Some(container),
-                0.0,
-                Vec::new(),
-            ));
-        }
-    }
-    report
-}
-
-/// Images the manifests' preflight could not confirm in `require` mode because the
-/// registry was unreachable: these stop the run as a configuration problem.
-pub fn unconfirmed(answers: &BTreeMap<String, Lookup>) -> Vec<String> {
-    answers
-        .iter()
-        .filter_map(|(image, l)| match l {
-            Lookup::Unreachable { detail } => Some(format!("{image}: {detail}")),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Lookups while watching: one per image a node is failing to pull, with the pod's
@@ -361,29 +195,6 @@ fn images_in_trouble(pods: impl Iterator<Item = Value>) -> Vec<(String, String, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::load_str;
-
-    const TWO: &str = "apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-        - name: web
-          image: registry.local/shop/web:missing
-        - name: sidecar
-          image: registry.local/shop/proxy:1
-";
-
-    fn answers(web: Lookup, proxy: Lookup) -> BTreeMap<String, Lookup> {
-        BTreeMap::from([
-            ("registry.local/shop/web:missing".to_owned(), web),
-            ("registry.local/shop/proxy:1".to_owned(), proxy),
-        ])
-    }
 
     #[test]
     fn long_error_chains_are_cut_to_what_was_asked_and_what_went_wrong() {
@@ -393,58 +204,5 @@ spec:
             RegistryView::Unknown("HEAD https://registry.local/v2/shop/worker/manifests/7.1.0: Name or service not known".into())
         );
         assert_eq!(brief("HTTP 503: busy"), "HTTP 503: busy");
-    }
-
-    #[test]
-    fn a_missing_image_fails_its_resource_at_the_image_line() {
-        let m = load_str("web.yaml", TWO).unwrap();
-        let r = judge_preflight(
-            &m,
-            &answers(
-                Lookup::Missing {
-                    detail: "MANIFEST_UNKNOWN".into(),
-                },
-                Lookup::Exists { digest: None },
-            ),
-            Preflight::Auto,
-        );
-        assert_eq!(r.failures.len(), 1);
-        let f = &r.failures[0];
-        assert_eq!(f.reason, Some(Reason::ImageNotFound));
-        assert_eq!(f.annotation_source.as_ref().map(|s| s.line), Some(11));
-        assert!(r.warnings.is_empty());
-    }
-
-    #[test]
-    fn auth_and_network_trouble_only_warn_in_auto_and_fail_in_require() {
-        let m = load_str("web.yaml", TWO).unwrap();
-        let a = answers(
-            Lookup::Denied {
-                detail: "401".into(),
-            },
-            Lookup::Unreachable {
-                detail: "no such host".into(),
-            },
-        );
-        let auto = judge_preflight(&m, &a, Preflight::Auto);
-        assert!(auto.failures.is_empty());
-        assert_eq!(auto.warnings.len(), 2);
-        let require = judge_preflight(&m, &a, Preflight::Require);
-        assert_eq!(
-            require
-                .failures
-                .iter()
-                .map(|f| f.reason)
-                .collect::<Vec<_>>(),
-            [Some(Reason::ImageUnauthorized)]
-        );
-        assert_eq!(
-            require.unconfirmed,
-            ["registry.local/shop/proxy:1: no such host"]
-        );
-        assert!(
-            auto.unconfirmed.is_empty(),
-            "auto only warns about unreachable registries"
-        );
     }
 }

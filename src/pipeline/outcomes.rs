@@ -3,7 +3,7 @@
 
 use crate::manifest::Manifest;
 use crate::rules::Snapshot;
-use crate::vocab::outcome::{ContainerRef, EventLine, Outcome, ResourceId, SourceSpan};
+use crate::vocab::outcome::{ContainerRef, EventLine, Outcome, SourceSpan};
 use crate::vocab::verdict::{Reason, Verdict};
 use k8s_openapi::api::core::v1::Event;
 
@@ -99,18 +99,46 @@ pub fn events(
     chosen.into_iter().skip(skip).map(event_line).collect()
 }
 
-/// Everything about a verdict except the logs (fetched separately, as it is I/O).
-#[allow(clippy::too_many_arguments)]
+/// What was decided about one resource: its verdict, the reason and message, and the
+/// container it blames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub verdict: Verdict,
+    pub reason: Option<Reason>,
+    pub message: String,
+    pub container: Option<ContainerRef>,
+}
+
+impl Judged {
+    pub fn new(verdict: Verdict, reason: Option<Reason>, message: impl Into<String>) -> Judged {
+        Judged {
+            verdict,
+            reason,
+            message: message.into(),
+            container: None,
+        }
+    }
+
+    pub fn blaming(mut self, container: Option<ContainerRef>) -> Judged {
+        self.container = container;
+        self
+    }
+}
+
+/// Everything about a verdict on `manifest`'s resource except the logs (fetched
+/// separately, as it is I/O). The resource is named as the manifest names it.
 pub fn outcome(
-    id: ResourceId,
     manifest: &Manifest,
-    verdict: Verdict,
-    reason: Option<Reason>,
-    message: String,
-    container: Option<ContainerRef>,
+    judged: Judged,
     seconds: f64,
     events: Vec<EventLine>,
 ) -> Outcome {
+    let Judged {
+        verdict,
+        reason,
+        message,
+        container,
+    } = judged;
     let annotation = annotation_source(manifest, reason, container.as_ref());
     let source = SourceSpan {
         file: manifest.file.clone(),
@@ -119,7 +147,7 @@ pub fn outcome(
     // An object read from the cluster (`restart`) has no file to point at.
     let from_file = !manifest.file.is_empty();
     Outcome {
-        resource: id,
+        resource: manifest.id(),
         verdict,
         reason,
         message,
@@ -136,23 +164,8 @@ pub fn outcome(
 
 /// A manifest the API server refused to take (`message` says what it answered).
 pub fn refused(m: &Manifest, message: String, seconds: f64) -> Outcome {
-    let id = ResourceId {
-        api_version: m.api_version.clone(),
-        kind: m.kind.clone(),
-        namespace: m.namespace.clone(),
-        name: m.name.clone(),
-    };
-    let reason = Some(Reason::ApplyRejected);
-    outcome(
-        id,
-        m,
-        Verdict::Failed,
-        reason,
-        message,
-        None,
-        seconds,
-        Vec::new(),
-    )
+    let judged = Judged::new(Verdict::Failed, Some(Reason::ApplyRejected), message);
+    outcome(m, judged, seconds, Vec::new())
 }
 
 #[cfg(test)]

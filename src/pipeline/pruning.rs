@@ -2,6 +2,8 @@
 //! is applied, record the set on the parent before the first apply, and once every manifest
 //! was applied, delete the members that left the manifests and watch them go.
 
+use super::context::Context;
+use super::error::RunError;
 use crate::cluster::apply::Rejection;
 use crate::cluster::watch::{self, Seen, WatchScope};
 use crate::cluster::{Connection, Served};
@@ -11,13 +13,12 @@ use crate::prune::applyset::{self, PART_OF_LABEL};
 use crate::prune::members::{self, Listed, Selection};
 use crate::prune::requests;
 use crate::prune::{GroupKind, Members, Parent, PruneConfig, PruneRefusal};
-use crate::vocab::events::{Observer, RunEvent};
+use crate::vocab::events::RunEvent;
 use crate::vocab::outcome::{Change, Outcome, ResourceId};
 use crate::vocab::verdict::{Reason, Verdict};
 use kube::discovery::ApiResource;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 use tokio::sync::{mpsc, watch as signal};
 use tokio::time::Instant;
 
@@ -61,17 +62,16 @@ fn pruned(listed: &Listed, verdict: Verdict, reason: Option<Reason>, message: St
 
 /// Check the set before anything is applied, and label the manifests as its members.
 pub async fn prepare(
-    conn: &Connection,
-    kinds: &Served,
+    ctx: &mut Context<'_>,
+    served: &Served,
     config: &PruneConfig,
     manifests: &mut [Manifest],
-    start: Instant,
-    observer: &mut dyn Observer,
-) -> Result<Pruning, super::RunError> {
+) -> Result<Pruning, RunError> {
+    let conn = ctx.conn;
     let parent = config.parent(&conn.default_namespace);
     let id = parent.id();
     if let Some(m) = members::declares_parent(manifests, &parent) {
-        return Err(super::RunError::Invalid(vec![
+        return Err(RunError::Invalid(vec![
             crate::manifest::Problem::new(
                 &m.file,
                 Some(m.line),
@@ -83,13 +83,13 @@ pub async fn prepare(
             .with_hint("deploy-action writes the parent itself: choose another --applyset name"),
         ]));
     }
-    members::label(manifests, &id).map_err(super::RunError::Invalid)?;
+    members::label(manifests, &id).map_err(RunError::Invalid)?;
     let declared = members::of_manifests(manifests, &parent.namespace);
     let unreadable = |message: String| PruneRefusal::Unreadable {
         parent: parent.display(),
         message,
     };
-    let (parent_resource, _) = kinds
+    let (parent_resource, _) = served
         .resolve("v1", parent.kind.kind())
         .ok_or_else(|| unreadable(format!("the server does not serve {}", parent.kind.kind())))?;
     let live = requests::get(
@@ -106,30 +106,24 @@ pub async fn prepare(
             let found = applyset::read_parent(&parent, &live, config.adopt)
                 .map_err(PruneRefusal::Parent)?;
             if !found.tooling.starts_with(&format!("{}/", applyset::TOOL)) {
-                observer.event(
-                    start.elapsed(),
-                    RunEvent::Warning(format!(
-                        "--applyset-adopt: {} was managed by {}; it now names {} (that tool will refuse it from now on)",
-                        parent.display(),
-                        found.tooling,
-                        applyset::tooling()
-                    )),
-                );
+                ctx.event(RunEvent::Warning(format!(
+                    "--applyset-adopt: {} was managed by {}; it now names {} (that tool will refuse it from now on)",
+                    parent.display(),
+                    found.tooling,
+                    applyset::tooling()
+                )));
             }
             let mut members = found.members;
             for resource in &found.resources {
                 let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
-                match kinds.resolve_resource(group, plural) {
+                match served.resolve_resource(group, plural) {
                     Some((ar, _)) => {
                         members.kinds.insert(GroupKind::new(&ar.group, &ar.kind));
                     }
-                    None => observer.event(
-                        start.elapsed(),
-                        RunEvent::Warning(format!(
-                            "{} lists {resource}, which the cluster no longer serves",
-                            parent.display()
-                        )),
-                    ),
+                    None => ctx.event(RunEvent::Warning(format!(
+                        "{} lists {resource}, which the cluster no longer serves",
+                        parent.display()
+                    ))),
                 }
             }
             members
@@ -151,7 +145,7 @@ pub async fn prepare(
         .kinds
         .into_iter()
         .filter_map(|gk| {
-            let found = kinds.resolve_group_kind(&gk.group, &gk.kind)?;
+            let found = served.resolve_group_kind(&gk.group, &gk.kind)?;
             Some((gk, found))
         })
         .collect();
@@ -210,22 +204,26 @@ impl Pruning {
             })
     }
 
-    /// Where `gk` is served: as discovered before the apply, else in `kinds` (a CRD this
+    /// Where `gk` is served: as discovered before the apply, else in `served` (a CRD this
     /// deploy created).
-    fn resource(&self, gk: &GroupKind, kinds: Option<&Served>) -> Option<(ApiResource, bool)> {
+    fn resource(&self, gk: &GroupKind, served: Option<&Served>) -> Option<(ApiResource, bool)> {
         self.resolved
             .get(gk)
             .cloned()
-            .or_else(|| kinds?.resolve_group_kind(&gk.group, &gk.kind))
+            .or_else(|| served?.resolve_group_kind(&gk.group, &gk.kind))
     }
 
     /// The set's live members, kind by kind and namespace by namespace, with its selector.
-    async fn list(&self, conn: &Connection, kinds: Option<&Served>) -> Result<Vec<Listed>, String> {
+    async fn list(
+        &self,
+        conn: &Connection,
+        served: Option<&Served>,
+    ) -> Result<Vec<Listed>, String> {
         let set = self.recorded.union(&self.declared);
         let selector = self.selector();
         let mut listed = Vec::new();
         for gk in &set.kinds {
-            let Some((ar, namespaced)) = self.resource(gk, kinds) else {
+            let Some((ar, namespaced)) = self.resource(gk, served) else {
                 continue;
             };
             let namespaces: Vec<Option<&str>> = if namespaced {
@@ -255,37 +253,26 @@ impl Pruning {
 
     async fn select(
         &self,
-        conn: &Connection,
-        kinds: Option<&Served>,
+        ctx: &mut Context<'_>,
+        served: Option<&Served>,
         manifests: &[Manifest],
-        start: Instant,
-        observer: &mut dyn Observer,
     ) -> Result<Selection, String> {
-        let listed = self.list(conn, kinds).await?;
+        let listed = self.list(ctx.conn, served).await?;
         let set = self.recorded.union(&self.declared);
         let selection = members::select(listed, &self.id, &set, manifests);
         for kept in &selection.kept {
-            observer.event(
-                start.elapsed(),
-                RunEvent::Warning(format!(
-                    "{} left the manifests but is never pruned ({} objects are protected); it stays in the cluster",
-                    kept.id.display(true),
-                    kept.id.kind
-                )),
-            );
+            ctx.event(RunEvent::Warning(format!(
+                "{} left the manifests but is never pruned ({} objects are protected); it stays in the cluster",
+                kept.id.display(true),
+                kept.id.kind
+            )));
         }
         Ok(selection)
     }
 
     /// `--dry-run --prune`: what would be deleted. Nothing is.
-    pub async fn plan(
-        &self,
-        conn: &Connection,
-        manifests: &[Manifest],
-        start: Instant,
-        observer: &mut dyn Observer,
-    ) -> Vec<Outcome> {
-        match self.select(conn, None, manifests, start, observer).await {
+    pub async fn plan(&self, ctx: &mut Context<'_>, manifests: &[Manifest]) -> Vec<Outcome> {
+        match self.select(ctx, None, manifests).await {
             Ok(selection) => selection
                 .prune
                 .iter()
@@ -305,17 +292,12 @@ impl Pruning {
     /// watched until gone, and the outcomes already known (refused deletes).
     pub async fn delete(
         &self,
-        conn: &Connection,
-        kinds: &Served,
+        ctx: &mut Context<'_>,
+        served: &Served,
         manifests: &[Manifest],
-        timeout: Duration,
-        start: Instant,
-        observer: &mut dyn Observer,
     ) -> Deleting {
-        let selection = match self
-            .select(conn, Some(kinds), manifests, start, observer)
-            .await
-        {
+        let (conn, timeout) = (ctx.conn, ctx.config.timeout);
+        let selection = match self.select(ctx, Some(served), manifests).await {
             Ok(s) => s,
             Err(message) => {
                 return Deleting {
@@ -334,13 +316,13 @@ impl Pruning {
                 };
             }
         };
-        let run_deadline = start + timeout;
+        let run_deadline = ctx.start + timeout;
         let mut waiting = Vec::new();
         let mut done = Vec::new();
         for listed in selection.prune {
             let group = listed.id.api_version.split_once('/').map_or("", |(g, _)| g);
             let gk = GroupKind::new(group, &listed.id.kind);
-            let Some((ar, namespaced)) = self.resource(&gk, Some(kinds)) else {
+            let Some((ar, namespaced)) = self.resource(&gk, Some(served)) else {
                 continue;
             };
             let ns = listed.id.namespace.as_deref().filter(|_| namespaced);
@@ -373,14 +355,11 @@ impl Pruning {
             )
             .await
             {
-                observer.event(
-                    start.elapsed(),
-                    RunEvent::Warning(format!(
-                        "pruned, but {} still lists the kinds it had (the next --prune reads them again): {}",
-                        self.parent.display(),
-                        r.message
-                    )),
-                );
+                ctx.event(RunEvent::Warning(format!(
+                    "pruned, but {} still lists the kinds it had (the next --prune reads them again): {}",
+                    self.parent.display(),
+                    r.message
+                )));
             }
         }
         Deleting { waiting, done }

@@ -3,7 +3,10 @@
 //! manager `kubectl-rollout`), then the restarted workloads judged as a deploy judges them.
 //! Every name is looked up before anything is patched, so a typo restarts nothing.
 
-use super::{RegistryAccess, RunError, applying::Pending, judging};
+use super::context::Context;
+use super::deploy::discover;
+use super::judging::{Pending, judge};
+use super::{RegistryAccess, RunError, outcomes, preflight};
 use crate::cli::RestartArgs;
 use crate::cluster::{Connection, apply};
 use crate::config::Config;
@@ -243,8 +246,8 @@ pub async fn restart(
     access: &RegistryAccess,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
-    let start = Instant::now();
-    let served = super::discover(conn, config.timeout).await?;
+    let mut ctx = Context::new(conn, config, access, observer);
+    let served = discover(conn, config.timeout).await?;
     let kind = request.workload.kind();
     let api_version = request.workload.api_version();
     let (ar, _) = served
@@ -254,18 +257,12 @@ pub async fn restart(
     let api: Api<DynamicObject> = Api::namespaced_with(conn.client.clone(), namespace, &ar);
     let objects = find(&api, request, config, namespace, &conn.server).await?;
     let manifests: Vec<Manifest> = objects.into_iter().map(Manifest::from_cluster).collect();
-    observer.event(
-        start.elapsed(),
-        RunEvent::Loaded {
-            resources: manifests.len(),
-        },
-    );
-    if let Some(stopped) =
-        super::preflight(&manifests, access, config.image_preflight, start, observer).await?
-    {
+    ctx.event(RunEvent::Loaded {
+        resources: manifests.len(),
+    });
+    if let Some(stopped) = preflight::stop_before_apply(&mut ctx, &manifests).await? {
         return Ok(stopped);
     }
-    let lookups = access.lookups(conn, config.image_preflight);
     let at = restarted_at(jiff::Timestamp::now());
     let patch = Patch::Strategic(restart_patch(&at));
     let params = PatchParams {
@@ -282,13 +279,10 @@ pub async fn restart(
                 let Some(target) = Target::from_manifest(&obj) else {
                     continue;
                 };
-                observer.event(
-                    start.elapsed(),
-                    RunEvent::Started {
-                        id: target.id.clone(),
-                        how: "restarted",
-                    },
-                );
+                ctx.event(RunEvent::Started {
+                    id: target.id.clone(),
+                    how: "restarted",
+                });
                 targets.push(Pending {
                     index,
                     target,
@@ -297,15 +291,11 @@ pub async fn restart(
             }
             Err(e) => {
                 let message = format!("the API server refused the restart: {}", e.message);
-                let seconds = start.elapsed().as_secs_f64();
-                refused.push(super::outcomes::refused(m, message, seconds));
+                refused.push(outcomes::refused(m, message, ctx.seconds()));
             }
         }
     }
-    Ok(judging::judge_all(
-        conn, &served, &manifests, targets, refused, config, lookups, start, observer,
-    )
-    .await)
+    Ok(judge(&mut ctx, &served, &manifests, targets, refused, None).await)
 }
 
 #[cfg(test)]

@@ -3,7 +3,10 @@
 //! restartPolicy Never; its logs streamed as they come while the judging loop gives its
 //! verdict from its phase, as a deploy of that one Pod would.
 
-use super::{RegistryAccess, RunError, applying::Pending, judging};
+use super::context::Context;
+use super::deploy::discover;
+use super::judging::{Pending, judge};
+use super::{RegistryAccess, RunError, outcomes, preflight};
 use crate::cli::RunArgs;
 use crate::cluster::{Connection, apply, logs};
 use crate::config::Config;
@@ -243,33 +246,27 @@ impl Observer for Forward {
 pub async fn execute(
     conn: &Connection,
     config: &Config,
-    prepared: Task,
+    task: Task,
     access: &RegistryAccess,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
-    let start = Instant::now();
-    let kinds = super::discover(conn, config.timeout).await?;
+    let mut ctx = Context::new(conn, config, access, observer);
+    let start = ctx.start;
+    let served = discover(conn, config.timeout).await?;
     let Task {
         mut manifest,
         container,
-    } = prepared;
+    } = task;
     if manifest.namespace.is_none() {
         manifest.set_namespace(&conn.default_namespace);
     }
     let namespace = manifest.namespace.clone().unwrap_or_default();
-    observer.event(start.elapsed(), RunEvent::Loaded { resources: 1 });
-    if let Some(stopped) = super::preflight(
-        std::slice::from_ref(&manifest),
-        access,
-        config.image_preflight,
-        start,
-        observer,
-    )
-    .await?
+    ctx.event(RunEvent::Loaded { resources: 1 });
+    if let Some(stopped) =
+        preflight::stop_before_apply(&mut ctx, std::slice::from_ref(&manifest)).await?
     {
         return Ok(stopped);
     }
-    let lookups = access.lookups(conn, config.image_preflight);
     let api: Api<DynamicObject> = Api::namespaced_with(
         conn.client.clone(),
         &namespace,
@@ -279,25 +276,17 @@ pub async fn execute(
         Ok(pod) => pod,
         Err(message) => {
             let message = format!("the API server refused the pod: {message}");
-            let outcome =
-                super::outcomes::refused(&manifest, message, start.elapsed().as_secs_f64());
-            return Ok(RunOutcome::new(
-                false,
-                start.elapsed().as_secs_f64(),
-                vec![outcome],
-            ));
+            let outcome = outcomes::refused(&manifest, message, ctx.seconds());
+            return Ok(RunOutcome::new(false, ctx.seconds(), vec![outcome]));
         }
     };
     let mut target = Target::from_manifest(&created)
         .unwrap_or_else(|| Target::new("v1", "Pod", Some(&namespace), &manifest.name));
     target.id.namespace = Some(namespace.clone());
-    observer.event(
-        start.elapsed(),
-        RunEvent::Started {
-            id: target.id.clone(),
-            how: "created",
-        },
-    );
+    ctx.event(RunEvent::Started {
+        id: target.id.clone(),
+        how: "created",
+    });
     let pod = manifest.name.clone();
     let manifests = std::slice::from_ref(&manifest);
     let targets = vec![Pending {
@@ -308,17 +297,12 @@ pub async fn execute(
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut forward = Forward(tx.clone());
-    let judged = judging::judge_all(
-        conn,
-        &kinds,
-        manifests,
-        targets,
-        Vec::new(),
-        config,
-        lookups,
-        start,
-        &mut forward,
-    );
+    // The verdicts come through the channel too, so they interleave with the log lines.
+    let mut judging = Context {
+        observer: &mut forward,
+        ..ctx
+    };
+    let judged = judge(&mut judging, &served, manifests, targets, Vec::new(), None);
     let pods: Api<Pod> = Api::namespaced(conn.client.clone(), &namespace);
     let follow = logs::follow(&pods, &pod, &container, |line| {
         let event = RunEvent::Log {
@@ -336,7 +320,7 @@ pub async fn execute(
     let mut streamed = Streamed::default();
     loop {
         tokio::select! {
-            Some((at, event)) = rx.recv() => streamed.pass(observer, at, event),
+            Some((at, event)) = rx.recv() => streamed.pass(ctx.observer, at, event),
             o = &mut judged, if outcome.is_none() => {
                 // A pod that ended has ended its log stream too; one still running (or never
                 // started) is not waited for.
@@ -354,14 +338,13 @@ pub async fn execute(
         }
     }
     while let Ok((at, event)) = rx.try_recv() {
-        streamed.pass(observer, at, event);
+        streamed.pass(ctx.observer, at, event);
     }
     let mut outcome = outcome.unwrap_or_else(|| RunOutcome::new(false, 0.0, Vec::new()));
     if let Some(Err(message)) = followed {
-        observer.event(
-            start.elapsed(),
-            RunEvent::Warning(format!("could not stream the logs of pod {pod}: {message}")),
-        );
+        ctx.event(RunEvent::Warning(format!(
+            "could not stream the logs of pod {pod}: {message}"
+        )));
     }
     let lines: Vec<String> = streamed.tail.into();
     for o in &mut outcome.outcomes {

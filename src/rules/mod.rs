@@ -21,7 +21,7 @@ pub mod touched;
 pub mod workloads;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 
 pub use affected::Affected;
 pub use annotations::timeout::deadline_for;

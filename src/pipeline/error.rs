@@ -1,0 +1,29 @@
+//! Why a run could not start: every variant exits 2, with nothing applied.
+
+use crate::manifest::{self, Problem};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Load(#[from] manifest::LoadError),
+    #[error("{}", manifest::render_problems(.0))]
+    Invalid(Vec<Problem>),
+    #[error(transparent)]
+    Connect(#[from] crate::cluster::connect::ConnectError),
+    /// Discovery, the first request a run makes, failed: `cannot reach the API server at
+    /// https://...: connection refused`, or what the server answered.
+    #[error("{0}")]
+    Discovery(String),
+    #[error("--image-preflight require: could not confirm {}", .0.join("; "))]
+    Unconfirmed(Vec<String>),
+    #[error("failed to set up registry lookups")]
+    Registry(#[from] crate::registry::RegistryError),
+    #[error(transparent)]
+    Restart(#[from] super::restart::RestartError),
+    #[error(transparent)]
+    Task(#[from] super::task::TaskError),
+    #[error(transparent)]
+    Prune(#[from] crate::prune::PruneRefusal),
+}

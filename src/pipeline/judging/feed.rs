@@ -1,0 +1,118 @@
+//! What the watches deliver, fed into the snapshot: objects added, changed and deleted,
+//! each scope's complete lists (which drop what a relist no longer shows), and the
+//! failures of lists and watches, counted, so a rule waiting on them can say why.
+
+use crate::cluster::watch::Seen;
+use crate::rules::{ObjectKey, Prepared, Snapshot};
+use crate::vocab::events::{Observer, RunEvent};
+use futures::{Stream, StreamExt};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long the loop keeps gathering watch events after the first of a batch before it
+/// judges: short against the verdict's latency, long enough that a burst of changes (a
+/// Deployment's pods becoming ready together) is judged once instead of once per event.
+const BATCH_WINDOW: Duration = Duration::from_millis(20);
+
+/// How often each watch scope's list or watch failed, and the last error.
+pub type Troubles = HashMap<usize, (usize, String)>;
+
+/// What the loop knows of its watch scopes besides the objects.
+#[derive(Debug, Default)]
+pub struct Feed {
+    /// The objects each watch scope last listed, to drop what a relist no longer shows.
+    members: HashMap<usize, BTreeSet<ObjectKey>>,
+    /// Scopes whose first complete list has arrived (or that may be done without).
+    pub listed: HashSet<usize>,
+    pub troubles: Troubles,
+    /// Evidence the rules can do without (Events, Nodes): a refusal counts as listed and
+    /// empty, so the rules judge more strictly, never more leniently.
+    optional: HashSet<usize>,
+}
+
+impl Feed {
+    pub fn new(optional: HashSet<usize>) -> Feed {
+        Feed {
+            optional,
+            ..Feed::default()
+        }
+    }
+
+    /// Which lists have arrived and how often they failed: a change in it changes what
+    /// every rule may say.
+    pub fn listing(&self) -> (usize, usize) {
+        (
+            self.listed.len(),
+            self.troubles.values().map(|t| t.0).sum::<usize>(),
+        )
+    }
+
+    /// Apply `first` and what else `events` bring within the batch window, so that a
+    /// rollout's burst of changes is judged once. `false` when the watches have ended.
+    pub async fn batch(
+        &mut self,
+        snapshot: &mut Snapshot,
+        first: Seen<Prepared>,
+        events: &mut (impl Stream<Item = Seen<Prepared>> + Unpin),
+        observer: &mut dyn Observer,
+        start: Instant,
+    ) -> bool {
+        self.observe(snapshot, first, observer, start.elapsed());
+        let until = Instant::now() + BATCH_WINDOW;
+        loop {
+            match tokio::time::timeout_at(until, events.next()).await {
+                Ok(Some(more)) => self.observe(snapshot, more, observer, start.elapsed()),
+                Ok(None) => return false,
+                Err(_) => return true,
+            }
+        }
+    }
+
+    /// Apply one watch observation to the snapshot.
+    fn observe(
+        &mut self,
+        snapshot: &mut Snapshot,
+        seen: Seen<Prepared>,
+        observer: &mut dyn Observer,
+        at: Duration,
+    ) {
+        match seen {
+            Seen::Upsert(prepared) => {
+                snapshot.insert(prepared);
+            }
+            Seen::Delete(v) => {
+                if let Some(key) = ObjectKey::of(&v) {
+                    snapshot.remove_key(key);
+                }
+            }
+            Seen::Relisted { scope, objects } => {
+                // Inserted first so that the members keep the snapshot's shared keys; what
+                // the relist no longer shows is removed after, which comes to the same.
+                let fresh: BTreeSet<ObjectKey> =
+                    objects.into_iter().map(|p| snapshot.insert(p)).collect();
+                if let Some(old) = self.members.get(&scope) {
+                    for key in old.difference(&fresh) {
+                        snapshot.remove_key(key.clone());
+                    }
+                }
+                self.members.insert(scope, fresh);
+                self.listed.insert(scope);
+            }
+            Seen::Trouble {
+                scope,
+                message,
+                forbidden,
+            } => {
+                // Anything refused but optional evidence keeps its resources waiting.
+                if forbidden && self.optional.contains(&scope) {
+                    self.listed.insert(scope);
+                }
+                let seen = self.troubles.entry(scope).or_insert((0, String::new()));
+                seen.0 += 1;
+                seen.1.clone_from(&message);
+                observer.event(at, RunEvent::WatchTrouble(message));
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The judging loop: feed what the watches deliver into the snapshot, re-assess the
+//! undecided resources the change can affect (found through `rules::affected`), and stop
+//! when each has a verdict, or as soon as one has failed (fail fast: the result cannot
+//! improve). Event-driven: it wakes on a watch event (and gathers what follows within
+//! 20 ms), on the next deadline or at the end of a stability window, never on a polling
+//! tick. No resource is judged before every watch it depends on has delivered its first
+//! complete list.
+
+use super::Pending;
+use super::explain::{LogSource, explain};
+use super::feed::Feed;
+use super::watched::Watched;
+use crate::cluster::watch::{Seen, WatchScope};
+use crate::manifest::Manifest;
+use crate::pipeline::lookups::Lookups;
+use crate::pipeline::outcomes::Judged;
+use crate::rules::{self, Affected, Prepared, Snapshot};
+use crate::vocab::events::{Observer, RunEvent, STATUS_EVERY};
+use crate::vocab::outcome::{Outcome, RunOutcome};
+use crate::vocab::verdict::{Reason, Verdict};
+use futures::{Stream, StreamExt};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// What the judging loop works with besides its targets and its watch events.
+pub struct Judging<'a> {
+    /// The manifests the targets index into (for outcomes and their order).
+    pub manifests: &'a [Manifest],
+    /// The whole run's `--timeout`, from `start`: no resource's deadline is later.
+    pub timeout: Duration,
+    /// The default stability window (`--settle`).
+    pub settle: Duration,
+    pub fail_fast: bool,
+    /// The runner's registry lookups for images in pull trouble (`None`: never).
+    pub lookups: Option<Lookups>,
+    pub logs: &'a dyn LogSource,
+    pub start: Instant,
+    pub observer: &'a mut dyn Observer,
+}
+
+impl Judging<'_> {
+    fn event(&mut self, event: RunEvent) {
+        self.observer.event(self.start.elapsed(), event);
+    }
+}
+
+/// Judge `targets` on what `events` (from a watch per scope of `scopes`) show, beside the
+/// outcomes already `decided`. Outcomes come in manifest order.
+pub async fn judge_stream(
+    mut j: Judging<'_>,
+    scopes: &[WatchScope],
+    targets: Vec<Pending>,
+    mut outcomes: Vec<Outcome>,
+    events: impl Stream<Item = Seen<Prepared>> + Unpin,
+) -> RunOutcome {
+    let mut events = events.fuse();
+    let run_deadline = j.start + j.timeout;
+    let mut watched: Vec<Watched> = targets
+        .into_iter()
+        .map(|pending| {
+            let own =
+                rules::deadline_for(&pending.target.id, &pending.target.annotations, j.timeout);
+            let left = run_deadline.saturating_duration_since(pending.applied_at);
+            Watched::new(pending, own.min(left), scopes)
+        })
+        .collect();
+    // Undecided resources, by index into `watched`, and what can affect each.
+    let mut open: BTreeSet<usize> = (0..watched.len()).collect();
+    let mut affected = Affected::new();
+    for (i, w) in watched.iter().enumerate() {
+        affected.add(i, &w.pending.target, None);
+    }
+    let mut snapshot = Snapshot::new();
+    let optional: HashSet<usize> = scopes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s.resource.kind.as_str(), "Event" | "Node"))
+        .map(|(i, _)| i)
+        .collect();
+    let mut feed = Feed::new(optional);
+    let mut watchers_alive = true;
+    let (view_tx, mut view_rx) = mpsc::channel(64);
+    let mut next_status = Instant::now() + STATUS_EVERY;
+    let mut last_listing = None;
+    loop {
+        let touched = snapshot.take_touched();
+        if let Some(l) = j.lookups.as_mut() {
+            l.request(&snapshot, &touched, &view_tx).await;
+        }
+        let now = Instant::now();
+        let listing = feed.listing();
+        // Which lists have arrived or failed changes what every rule may say.
+        let everything = last_listing.replace(listing) != Some(listing);
+        let mut candidates: BTreeSet<usize> = if everything {
+            open.clone()
+        } else {
+            affected.of(&touched, |k| snapshot.get_raw(k))
+        };
+        // No clock of a resource runs out unless it is due: cheap to ask every one.
+        candidates.extend(open.iter().copied().filter(|&i| {
+            let w = &watched[i];
+            w.wake.is_some_and(|t| now >= t) || now >= w.due()
+        }));
+        for i in candidates {
+            if !open.contains(&i) {
+                continue;
+            }
+            let w = &mut watched[i];
+            let elapsed = now.saturating_duration_since(w.pending.applied_at);
+            let assessment = w.assess(
+                &snapshot,
+                scopes,
+                (&feed.listed, &feed.troubles),
+                j.settle,
+                elapsed,
+            );
+            let state = assessment.message().to_owned();
+            let container = assessment.container().cloned();
+            let verdict = rules::judge(assessment, elapsed, w.deadline);
+            // A node's "not found" or "denied" is final only once the runner's registry
+            // lookup has answered: the registry may have the image (replication lag, a
+            // mirror).
+            let mut awaiting_registry = false;
+            if let (
+                Some((_, Some(Reason::ImageNotFound | Reason::ImageUnauthorized), _)),
+                Some(l),
+                Some(c),
+            ) = (&verdict, j.lookups.as_mut(), container.as_ref())
+                && let Some(image) = c.image.as_deref().filter(|_| elapsed < w.deadline)
+            {
+                let ns = w.pending.target.id.namespace.clone().unwrap_or_default();
+                l.request_image(image, &ns, &snapshot, &c.pod, &view_tx)
+                    .await;
+                awaiting_registry = l.in_flight(image, &snapshot);
+            }
+            match verdict.filter(|_| !awaiting_registry) {
+                Some((verdict, reason, message)) => {
+                    let judged = Judged::new(verdict, reason, message).blaming(container);
+                    let manifest = &j.manifests[w.pending.index];
+                    let outcome = explain(j.logs, &snapshot, manifest, w, judged).await;
+                    j.event(RunEvent::Verdict(Box::new(outcome.clone())));
+                    outcomes.push(outcome);
+                    open.remove(&i);
+                    affected.remove(i);
+                }
+                None => {
+                    if w.last_state.as_deref() != Some(state.as_str()) {
+                        let id = w.pending.target.id.clone();
+                        w.last_state = Some(state.clone());
+                        j.event(RunEvent::Waiting { id, state });
+                    }
+                }
+            }
+        }
+        if open.is_empty() {
+            break;
+        }
+        let first_failure = outcomes
+            .iter()
+            .find(|o| o.verdict == Verdict::Failed)
+            .map(|o| o.resource.clone());
+        if j.fail_fast
+            && let Some(failed) = first_failure
+        {
+            let name = failed.display(true);
+            j.event(RunEvent::FailFast {
+                failed,
+                unfinished: open.len(),
+            });
+            for i in std::mem::take(&mut open) {
+                let w = &watched[i];
+                let outcome = w.unfinished(&j.manifests[w.pending.index], &name);
+                j.event(RunEvent::Verdict(Box::new(outcome.clone())));
+                outcomes.push(outcome);
+            }
+            break;
+        }
+        let next = open
+            .iter()
+            .map(|&i| &watched[i])
+            .flat_map(|w| [Some(w.due()), w.wake])
+            .flatten()
+            .min()
+            .unwrap_or(run_deadline);
+        tokio::select! {
+            seen = events.next(), if watchers_alive => match seen {
+                Some(seen) => {
+                    watchers_alive =
+                        feed.batch(&mut snapshot, seen, &mut events, j.observer, j.start).await;
+                }
+                None => watchers_alive = false,
+            },
+            Some((image, view)) = view_rx.recv() => snapshot.set_registry_view(&image, view),
+            () = tokio::time::sleep_until(next_status) => {
+                next_status += STATUS_EVERY;
+                let pending = open
+                    .iter()
+                    .map(|&i| &watched[i])
+                    .map(|w| {
+                        let state = w.last_state.clone().unwrap_or_default();
+                        (w.pending.target.id.clone(), state)
+                    })
+                    .collect();
+                j.event(RunEvent::Status(pending));
+            }
+            () = tokio::time::sleep_until(next) => {}
+        }
+    }
+    let order: HashMap<_, usize> = j
+        .manifests
+        .iter()
+        .enumerate()
+        .map(|(i, m)| ((m.kind.clone(), m.namespace.clone(), m.name.clone()), i))
+        .collect();
+    outcomes.sort_by_key(|o| {
+        order
+            .get(&(
+                o.resource.kind.clone(),
+                o.resource.namespace.clone(),
+                o.resource.name.clone(),
+            ))
+            .copied()
+            .unwrap_or(usize::MAX)
+    });
+    RunOutcome::new(false, j.start.elapsed().as_secs_f64(), outcomes)
+}

@@ -1,0 +1,131 @@
+//! One resource in the judging loop: what it waits for, and what its rule may say of it
+//! given what the watches have delivered so far.
+
+use super::Pending;
+use super::feed::Troubles;
+use crate::cluster::watch::WatchScope;
+use crate::manifest::Manifest;
+use crate::pipeline::outcomes::{self, Judged};
+use crate::pipeline::scopes;
+use crate::rules::settle::{self, Settling};
+use crate::rules::{self, Assessment, ObjectKey, Snapshot, Target};
+use crate::vocab::outcome::Outcome;
+use crate::vocab::verdict::{Reason, Verdict};
+use std::collections::HashSet;
+use std::time::Duration;
+use tokio::time::Instant;
+
+pub struct Watched {
+    pub pending: Pending,
+    /// The target's key in the snapshot, kept to look it up without allocating.
+    pub key: ObjectKey,
+    pub deadline: Duration,
+    pub last_state: Option<String>,
+    /// The watch scopes whose first list this resource's rule reads.
+    depends_on: Vec<usize>,
+    settling: Settling,
+    /// When to look again though nothing changed: the end of its stability window.
+    pub wake: Option<Instant>,
+}
+
+impl Watched {
+    /// `pending`, to be judged by `deadline` after its apply, on what `scopes` deliver.
+    pub fn new(pending: Pending, deadline: Duration, scopes: &[WatchScope]) -> Watched {
+        Watched {
+            key: pending.target.key(),
+            deadline,
+            depends_on: depends_on(scopes, &pending.target),
+            pending,
+            last_state: None,
+            settling: Settling::default(),
+            wake: None,
+        }
+    }
+
+    /// When its deadline passes.
+    pub fn due(&self) -> Instant {
+        self.pending.applied_at + self.deadline
+    }
+
+    /// What the rule says of it, or why it may not say anything yet.
+    pub fn assess(
+        &mut self,
+        snapshot: &Snapshot,
+        scopes: &[WatchScope],
+        (listed, troubles): (&HashSet<usize>, &Troubles),
+        settle_default: Duration,
+        elapsed: Duration,
+    ) -> Assessment {
+        let unlisted: Vec<usize> = self
+            .depends_on
+            .iter()
+            .copied()
+            .filter(|i| !listed.contains(i))
+            .collect();
+        // The API server failing the lists is the cause, and the verdict must say so.
+        if let Some((scope, (times, error))) = unlisted
+            .iter()
+            .filter_map(|i| troubles.get(i).map(|t| (*i, t)))
+            .max_by_key(|(_, (times, _))| *times)
+        {
+            let kind = &scopes[scope].resource.kind;
+            let times = crate::rules::pods::pod_failure::count(*times as i64, "time");
+            return Assessment::pending(
+                Reason::ApiUnavailable,
+                format!("the API server failed the list of {kind} {times}; last error: {error}"),
+            );
+        }
+        let unlisted: Vec<&str> = unlisted
+            .iter()
+            .map(|&i| scopes[i].resource.kind.as_str())
+            .collect();
+        if !unlisted.is_empty() {
+            return Assessment::not_ready(format!(
+                "waiting for the first complete list of {} from the API server",
+                unlisted.join(", ")
+            ));
+        }
+        let target = &self.pending.target;
+        // Not seen, or deleted since (the rules tell the two apart).
+        let Some(obj) = snapshot.get_raw(&self.key) else {
+            return rules::assess(target, snapshot);
+        };
+        let window = settle::window(target, &obj, settle_default);
+        let assessment = rules::assess_seen(target, Some(&obj), snapshot);
+        let pods = || settle::pods_of(target, snapshot);
+        let (assessment, wake) =
+            settle::settle_with(&mut self.settling, assessment, pods, window, elapsed);
+        self.wake = wake.map(|d| self.pending.applied_at + d);
+        assessment
+    }
+
+    /// Its outcome when left without a verdict because `failed` failed (fail fast).
+    pub fn unfinished(&self, manifest: &Manifest, failed: &str) -> Outcome {
+        let state = self
+            .last_state
+            .as_deref()
+            .unwrap_or("not seen in the cluster yet");
+        let judged = Judged::new(
+            Verdict::Unfinished,
+            Some(Reason::StoppedAfterFailure),
+            format!("{state}; not waited for after {failed} failed"),
+        );
+        let seconds = self.pending.applied_at.elapsed().as_secs_f64();
+        outcomes::outcome(manifest, judged, seconds, Vec::new())
+    }
+}
+
+/// The scopes (by index) that hold what `target`'s rule reads. Kinds the cluster does not
+/// serve have no scope and cannot be waited for.
+fn depends_on(scopes: &[WatchScope], target: &Target) -> Vec<usize> {
+    scopes::needed(std::slice::from_ref(target))
+        .into_iter()
+        .filter_map(|(av, kind, ns)| {
+            scopes.iter().position(|s| {
+                s.resource.api_version == av
+                    && s.resource.kind == kind
+                    && (s.namespace.is_none() || s.namespace == ns)
+            })
+        })
+        .collect()
+}
