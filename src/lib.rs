@@ -5,6 +5,7 @@ pub mod app;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod exit;
 #[cfg(test)]
 mod fuzz;
 pub mod github;

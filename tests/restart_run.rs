@@ -3,6 +3,7 @@
 
 use crate::support::{config, connection, deployment, outcome, run_yaml};
 use deploy_action::config::Mode;
+use deploy_action::exit::{self, Ended};
 use deploy_action::manifest::load_str;
 use deploy_action::pipeline::restart::{self, RESTARTED_AT, RestartError, Workload};
 use deploy_action::pipeline::task::{self, RUN_LABEL};
@@ -139,7 +140,7 @@ async fn a_restart_whose_new_pods_crash_fails_as_a_deploy_would() {
         .await
         .unwrap();
     assert_eq!(run.result, RunResult::Failure, "{:#?}", run.outcomes);
-    assert_eq!(run.result.exit_code(), 1);
+    assert_eq!(exit::code(Ended::Judged(run.result)), 1);
     let api = outcome(&run, "Deployment", "api");
     assert_eq!(api.reason, Some(Reason::CrashLoop), "{api:#?}");
     assert!(
@@ -307,7 +308,7 @@ async fn a_run_that_fails_carries_its_exit_code_and_log_tail() {
     let (run, lines) = run_task(&sim, TASK, MINUTES_5).await;
     let run = run.unwrap();
     assert_eq!(run.result, RunResult::Failure, "{:#?}", run.outcomes);
-    assert_eq!(run.result.exit_code(), 1);
+    assert_eq!(exit::code(Ended::Judged(run.result)), 1);
     let pod = &run.outcomes[0];
     assert_eq!(pod.reason, Some(Reason::PodFailed), "{pod:#?}");
     assert_eq!(
@@ -345,7 +346,7 @@ async fn a_run_still_going_at_the_timeout_times_out() {
     let (run, lines) = run_task(&sim, TASK, Duration::from_secs(90)).await;
     let run = run.unwrap();
     assert_eq!(run.result, RunResult::TimedOut, "{:#?}", run.outcomes);
-    assert_eq!(run.result.exit_code(), 70);
+    assert_eq!(exit::code(Ended::Judged(run.result)), 70);
     let pod = &run.outcomes[0];
     assert_eq!(pod.verdict, Verdict::TimedOut);
     // What it wrote before the timeout is in the report, as it was streamed.

@@ -4,6 +4,7 @@
 //! could be written (fork pull requests). A GitHub failure is reported, never fatal: it
 //! does not change the verdict or the exit code.
 
+use super::Environment;
 use crate::cli::{CheckRunMode, GithubArgs};
 use crate::github::{CheckRun, GithubClient};
 use crate::render::Redactor;
@@ -44,17 +45,6 @@ pub struct Publisher {
 /// How long a cancelled run may spend completing its check run.
 pub const CANCELLED_FINISH_LIMIT: Duration = Duration::from_secs(5);
 
-fn environment() -> BTreeMap<String, String> {
-    std::env::vars_os()
-        .map(|(k, v)| {
-            (
-                k.to_string_lossy().into_owned(),
-                v.to_string_lossy().into_owned(),
-            )
-        })
-        .collect()
-}
-
 impl Publisher {
     /// Read the Actions context and, when asked to, create the check run in progress.
     pub async fn start(
@@ -62,9 +52,9 @@ impl Publisher {
         name: String,
         dry_run: bool,
         redactor: &Redactor,
+        env: &Environment,
     ) -> Publisher {
-        let env = environment();
-        let in_actions = env.get("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+        let in_actions = env.github_actions();
         let token = args.github_token.clone().filter(|t| !t.trim().is_empty());
         let mut publisher = Publisher {
             ctx: None,
@@ -87,8 +77,8 @@ impl Publisher {
             return publisher;
         }
         let payload =
-            ActionsContext::event_path(&env).and_then(|p| std::fs::read_to_string(p).ok());
-        match ActionsContext::from_env(&env, payload.as_deref(), args.sha.as_deref()) {
+            ActionsContext::event_path(&env.vars).and_then(|p| std::fs::read_to_string(p).ok());
+        match ActionsContext::from_env(&env.vars, payload.as_deref(), args.sha.as_deref()) {
             Ok(ctx) => {
                 let cwd = std::env::current_dir().unwrap_or_default();
                 publisher.ctx = Some(ctx.with_working_dir(&cwd.to_string_lossy()));

@@ -1,9 +1,11 @@
 //! The output layer: the only code that prints. It displays what the pure renderers make.
 
+mod environment;
 mod github;
 mod redacting;
 mod terminal;
 
+pub use environment::Environment;
 pub use github::{CANCELLED_FINISH_LIMIT, Published, Publisher, Tee};
 
 pub use redacting::Redacting;

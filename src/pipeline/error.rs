@@ -27,3 +27,20 @@ pub enum RunError {
     #[error(transparent)]
     Prune(#[from] crate::prune::PruneRefusal),
 }
+
+impl RunError {
+    /// Whether the input itself was refused (the manifests, the command's arguments, an
+    /// image `--image-preflight require` could not confirm): said as it is, where other
+    /// errors are reported as what failed.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            RunError::Invalid(_)
+                | RunError::Load(_)
+                | RunError::Config(_)
+                | RunError::Unconfirmed(_)
+                | RunError::Restart(_)
+                | RunError::Task(_)
+        )
+    }
+}

@@ -200,17 +200,6 @@ impl RunResult {
         result
     }
 
-    /// The documented process exit code.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            RunResult::Success => 0,
-            RunResult::Failure => 1,
-            RunResult::TimedOut => 70,
-            // 128 + SIGINT; the edge reports the signal it got.
-            RunResult::Cancelled => 130,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             RunResult::Success => "success",
@@ -220,9 +209,6 @@ impl RunResult {
         }
     }
 }
-
-/// Exit code for invalid input or configuration (nothing was applied).
-pub const EXIT_INVALID_INPUT: u8 = 2;
 
 #[cfg(test)]
 mod tests {
@@ -290,7 +276,5 @@ mod tests {
         );
         assert_eq!(RunResult::from_verdicts([Succeeded]), RunResult::Success);
         assert_eq!(RunResult::from_verdicts([]), RunResult::Success);
-        assert_eq!(RunResult::Failure.exit_code(), 1);
-        assert_eq!(RunResult::TimedOut.exit_code(), 70);
     }
 }

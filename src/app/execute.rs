@@ -1,31 +1,41 @@
-//! The binary's edge: read the environment, run, print the summary, write the report, and
-//! map the outcome to an exit code. Errors become one message with context; nothing here
-//! decides verdicts.
+//! A run from the command line to its end: read the input and the environment, run the
+//! command, print the summary, write the report, publish to GitHub, and say how it ended.
 
-use crate::cli::{Cli, Command};
+use super::interrupts::Interrupts;
+use super::work::Work;
+use crate::cli::Cli;
 use crate::cluster::connect;
 use crate::config::{Config, Mode};
-use crate::output::{Published, Publisher, Redacting, Terminal, TerminalMode};
+use crate::exit::{self, Ended};
+use crate::output::{Environment, Published, Publisher, Redacting, Terminal, TerminalMode};
 use crate::pipeline::{self, RunError};
 use crate::render::{self, Redactor, Style};
 use crate::vocab::outcome::RunOutcome;
-use crate::vocab::verdict::EXIT_INVALID_INPUT;
 use anyhow::Context;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 
 /// Run the command line; returns the process exit code.
 pub async fn main(cli: Cli) -> u8 {
-    match execute(cli).await {
-        Ok(code) => code,
+    let ended = match execute(cli).await {
+        Ok(ended) => ended,
         Err(e) => {
             #[expect(clippy::print_stderr, reason = "the edge reports errors")]
             {
                 eprintln!("error: {e:#}");
                 eprintln!("nothing was applied");
             }
-            EXIT_INVALID_INPUT
+            Ended::Refused
         }
-    }
+    };
+    exit::code(ended)
+}
+
+/// How the outputs of this run look and what they hide, settled once at its start.
+struct Presentation {
+    style: Style,
+    redactor: Redactor,
+    /// On an Actions runner: workflow commands are read from stdout.
+    actions: bool,
 }
 
 /// Standard input for `-f -`, read to one byte past the loader's size limit so that an
@@ -46,7 +56,7 @@ fn read_stdin() -> anyhow::Result<String> {
     })
 }
 
-async fn execute(cli: Cli) -> anyhow::Result<u8> {
+async fn execute(cli: Cli) -> anyhow::Result<Ended> {
     let config = Config::from_command(&cli.command)?;
     // Listening from the start: a signal while the check run is being created must not
     // kill the process with the run left in progress.
@@ -58,7 +68,7 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     };
     let mut work = match Work::of(&cli.command) {
         Ok(w) => w,
-        Err(e) => return Ok(invalid(&e, config.mode)),
+        Err(e) => return Ok(refused(&e, config.mode)),
     };
     // `restart` reads what it restarts from the cluster.
     let loaded = match config.mode {
@@ -67,11 +77,11 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     };
     let manifests = match loaded {
         Ok(m) => m,
-        Err(e) => return Ok(invalid(&e, config.mode)),
+        Err(e) => return Ok(refused(&e, config.mode)),
     };
     let manifests = match work.prepare(manifests) {
         Ok(m) => m,
-        Err(e) => return Ok(invalid(&e, config.mode)),
+        Err(e) => return Ok(refused(&e, config.mode)),
     };
     let config_credentials = match &config.registry_config {
         Some(path) => {
@@ -93,13 +103,9 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         None => None,
     };
     let access = pipeline::RegistryAccess::new(config_credentials, &manifests)?;
-    let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-    let stderr_tty = std::io::stderr().is_terminal();
-    let style = Style::detect(
-        std::io::stdout().is_terminal(),
-        std::env::var("NO_COLOR").ok().as_deref(),
-        std::env::var("CI").ok().as_deref(),
-    );
+    let env = Environment::read();
+    let github = env.github_actions();
+    let style = Style::detect(env.stdout_tty, env.var("NO_COLOR"), env.var("CI"));
     // Values the manifests hold in Secrets (or secret-looking env vars): masked by the
     // runner from here on, and redacted from everything deploy-action renders.
     let secrets = crate::manifest::secrets::values(&manifests);
@@ -116,24 +122,29 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
             .cloned()
             .chain(token.filter(|t| !t.trim().is_empty())),
     );
-    let mut terminal = Terminal::new(TerminalMode::detect(stderr_tty, github), style);
-    if config.mode == crate::config::Mode::Check {
+    let mut terminal = Terminal::new(TerminalMode::detect(env.stderr_tty, github), style);
+    let shown = Presentation {
+        style,
+        redactor,
+        actions: github,
+    };
+    if config.mode == Mode::Check {
         let name = config
             .github
             .check_name
             .clone()
             .unwrap_or_else(|| "check".to_owned());
-        let publisher = start_publisher(&config, name, &redactor).await;
+        let publisher = start_publisher(&config, name, &shown.redactor, &env).await;
         let mut tee = publisher.observer(&mut terminal);
-        let mut observer = Redacting::new(&redactor, &mut tee);
+        let mut observer = Redacting::new(&shown.redactor, &mut tee);
         let result = pipeline::check(&config, &manifests, &access, &mut observer).await;
         drop(tee);
         terminal.finish();
         return match result {
-            Ok(outcome) => finish(&config, outcome, publisher, false, &style, &redactor).await,
+            Ok(outcome) => finish(&config, outcome, publisher, false, &shown).await,
             Err(e) => {
                 abandon(publisher).await;
-                Ok(invalid(&e, config.mode))
+                Ok(refused(&e, config.mode))
             }
         };
     }
@@ -153,21 +164,13 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
         format!("{word} ({context}/{})", conn.default_namespace)
     });
     let (publisher, early) =
-        start_publisher_listening(&config, name, &redactor, &mut interrupts).await;
+        start_publisher_listening(&config, name, &shown.redactor, &env, &mut interrupts).await;
     if let Some(signal) = early {
-        finish(
-            &config,
-            publisher.so_far(),
-            publisher,
-            true,
-            &style,
-            &redactor,
-        )
-        .await?;
-        return Ok(128 + signal);
+        finish(&config, publisher.so_far(), publisher, true, &shown).await?;
+        return Ok(Ended::Interrupted(signal));
     }
     let mut tee = publisher.observer(&mut terminal);
-    let mut observer = Redacting::new(&redactor, &mut tee);
+    let mut observer = Redacting::new(&shown.redactor, &mut tee);
     let result = tokio::select! {
         r = work.run(&conn, &config, manifests, &access, &mut observer) => Ok(r),
         signal = interrupts.next() => Err(signal),
@@ -175,24 +178,20 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
     drop(tee);
     terminal.finish();
     match result {
-        Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &style, &redactor).await,
+        Ok(Ok(outcome)) => finish(&config, outcome, publisher, false, &shown).await,
         Ok(Err(e)) => {
             abandon(publisher).await;
-            match e {
-                RunError::Invalid(_)
-                | RunError::Load(_)
-                | RunError::Config(_)
-                | RunError::Unconfirmed(_)
-                | RunError::Restart(_)
-                | RunError::Task(_) => Ok(invalid(&e, config.mode)),
-                e => Err(e.into()),
+            if e.is_input() {
+                Ok(refused(&e, config.mode))
+            } else {
+                Err(e.into())
             }
         }
         Err(signal) => {
             let outcome = publisher.so_far();
             // A second signal means "now": exit without waiting for GitHub.
             tokio::select! {
-                done = finish(&config, outcome, publisher, true, &style, &redactor) => {
+                done = finish(&config, outcome, publisher, true, &shown) => {
                     done?;
                 }
                 again = interrupts.next() => {
@@ -200,24 +199,23 @@ async fn execute(cli: Cli) -> anyhow::Result<u8> {
                     {
                         eprintln!("interrupted again: exiting without completing the check run");
                     }
-                    return Ok(128 + again);
+                    return Ok(Ended::Interrupted(again));
                 }
             }
-            // 128 + the signal number, as shells report a process ended by it.
-            Ok(128 + signal)
+            Ok(Ended::Interrupted(signal))
         }
     }
 }
 
 /// Create the check run (when enabled) and mask the token first thing under Actions.
-async fn start_publisher(config: &Config, name: String, redactor: &Redactor) -> Publisher {
-    let publisher = Publisher::start(
-        &config.github,
-        name,
-        config.mode == crate::config::Mode::DryRun,
-        redactor,
-    )
-    .await;
+async fn start_publisher(
+    config: &Config,
+    name: String,
+    redactor: &Redactor,
+    env: &Environment,
+) -> Publisher {
+    let dry_run = config.mode == Mode::DryRun;
+    let publisher = Publisher::start(&config.github, name, dry_run, redactor, env).await;
     if let Some(mask) = publisher.mask() {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{mask}");
@@ -241,48 +239,6 @@ async fn abandon(publisher: Publisher) {
     report_published(&published, false);
 }
 
-/// SIGINT and SIGTERM, listened to from the moment they are installed.
-struct Interrupts {
-    #[cfg(unix)]
-    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
-}
-
-impl Interrupts {
-    fn install() -> Interrupts {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let streams = signal(SignalKind::interrupt())
-                .ok()
-                .zip(signal(SignalKind::terminate()).ok());
-            Interrupts { streams }
-        }
-        #[cfg(not(unix))]
-        {
-            Interrupts {}
-        }
-    }
-
-    /// Resolves with the signal number on SIGINT (2) or SIGTERM (15).
-    async fn next(&mut self) -> u8 {
-        #[cfg(unix)]
-        {
-            let Some((int, term)) = self.streams.as_mut() else {
-                return std::future::pending().await;
-            };
-            tokio::select! {
-                _ = int.recv() => 2,
-                _ = term.recv() => 15,
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            2
-        }
-    }
-}
-
 /// Start the publisher while listening for signals. A signal during the check run's
 /// creation lets the creation end (bounded: the runner kills 7.5 s after SIGINT) so the
 /// run exists to be completed as cancelled; the signal is returned.
@@ -290,9 +246,10 @@ async fn start_publisher_listening(
     config: &Config,
     name: String,
     redactor: &Redactor,
+    env: &Environment,
     interrupts: &mut Interrupts,
 ) -> (Publisher, Option<u8>) {
-    let start = start_publisher(config, name.clone(), redactor);
+    let start = start_publisher(config, name.clone(), redactor, env);
     tokio::pin!(start);
     tokio::select! {
         publisher = &mut start => (publisher, None),
@@ -304,7 +261,7 @@ async fn start_publisher_listening(
                 Err(_) => {
                     let mut quiet = config.clone();
                     quiet.github.check_run = crate::cli::CheckRunMode::Off;
-                    (start_publisher(&quiet, name, redactor).await, Some(signal))
+                    (start_publisher(&quiet, name, redactor, env).await, Some(signal))
                 }
             }
         }
@@ -330,17 +287,16 @@ fn report_published(published: &Published, cancelled: bool) {
     }
 }
 
-/// Write the report, print the summary, publish to GitHub; the exit code follows the result.
+/// Write the report, print the summary, publish to GitHub; the run ended as its result says.
 async fn finish(
     config: &Config,
     outcome: RunOutcome,
     publisher: Publisher,
     cancelled: bool,
-    style: &Style,
-    redactor: &Redactor,
-) -> anyhow::Result<u8> {
+    shown: &Presentation,
+) -> anyhow::Result<Ended> {
     // Cluster text (logs, events, messages) may quote a secret: masked before any rendering.
-    let mut outcome = redactor.run(&outcome);
+    let mut outcome = shown.redactor.run(&outcome);
     outcome.done = config.mode.done();
 
     let report = crate::render::report::to_json(&outcome);
@@ -349,13 +305,13 @@ async fn finish(
         std::fs::write(path, json + "\n")
             .with_context(|| format!("failed to write report {}", path.display()))?;
     }
-    let mut summary = render::summary(&outcome, style);
+    let mut summary = render::summary(&outcome, &shown.style);
     if !summary.ends_with('\n') {
         summary.push('\n');
     }
     // Log tails and cluster messages are untrusted: under Actions none of their lines may
     // act as a workflow command.
-    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+    if shown.actions {
         summary = render::commands_stopped(&summary, &render::stop_token());
     }
     {
@@ -365,10 +321,11 @@ async fn finish(
     }
     let published = publisher.finish(&outcome, cancelled, &report).await;
     report_published(&published, cancelled);
-    Ok(outcome.result.exit_code())
+    Ok(Ended::Judged(outcome.result))
 }
 
-fn invalid(e: &RunError, mode: Mode) -> u8 {
+/// Say why the input was refused, and that nothing was done.
+fn refused(e: &RunError, mode: Mode) -> Ended {
     let nothing = match mode {
         Mode::Restart => "nothing was restarted",
         Mode::Run => "no pod was started",
@@ -379,58 +336,5 @@ fn invalid(e: &RunError, mode: Mode) -> u8 {
         eprintln!("{e}");
         eprintln!("{nothing}");
     }
-    EXIT_INVALID_INPUT
-}
-
-/// What the command does once connected: deploy or watch manifests, restart workloads, or
-/// run a pod.
-enum Work {
-    Manifests,
-    Restart(pipeline::restart::Request),
-    Run(pipeline::task::Request, Option<Box<pipeline::task::Task>>),
-}
-
-impl Work {
-    /// The command's own arguments, checked before any I/O.
-    fn of(command: &Command) -> Result<Work, RunError> {
-        Ok(match command {
-            Command::Restart(args) => Work::Restart(pipeline::restart::Request::from_args(args)?),
-            Command::Run(args) => Work::Run(pipeline::task::Request::from_args(args)?, None),
-            _ => Work::Manifests,
-        })
-    }
-
-    /// `run`: the template becomes the pod to start (the manifests are then that pod).
-    fn prepare(
-        &mut self,
-        manifests: Vec<crate::manifest::Manifest>,
-    ) -> Result<Vec<crate::manifest::Manifest>, RunError> {
-        let Work::Run(request, prepared) = self else {
-            return Ok(manifests);
-        };
-        let pod = pipeline::task::prepare(&manifests, request)?;
-        let manifests = vec![pod.manifest.clone()];
-        *prepared = Some(Box::new(pod));
-        Ok(manifests)
-    }
-
-    async fn run(
-        self,
-        conn: &connect::Connection,
-        config: &Config,
-        manifests: Vec<crate::manifest::Manifest>,
-        access: &pipeline::RegistryAccess,
-        observer: &mut dyn crate::vocab::events::Observer,
-    ) -> Result<RunOutcome, RunError> {
-        match self {
-            Work::Manifests => pipeline::deploy(conn, config, manifests, access, observer).await,
-            Work::Restart(request) => {
-                pipeline::restart::restart(conn, config, &request, access, observer).await
-            }
-            Work::Run(_, Some(pod)) => {
-                pipeline::task::execute(conn, config, *pod, access, observer).await
-            }
-            Work::Run(_, None) => pipeline::deploy(conn, config, manifests, access, observer).await,
-        }
-    }
+    Ended::Refused
 }
