@@ -74,7 +74,7 @@ fn comparable(object: &Value) -> Value {
                 if meta
                     .get(key)
                     .and_then(Value::as_object)
-                    .is_some_and(|m| m.is_empty())
+                    .is_some_and(serde_json::Map::is_empty)
                 {
                     meta.remove(key);
                 }

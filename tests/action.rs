@@ -275,11 +275,13 @@ fn released_action(dir: &Path, sha256: &str) -> PathBuf {
 
 fn sha256_of(path: &str) -> String {
     use sha2::Digest;
+    use std::fmt::Write as _;
     let bytes = std::fs::read(path).unwrap();
-    sha2::Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let mut hex = String::new();
+    for b in &sha2::Sha256::digest(&bytes) {
+        write!(hex, "{b:02x}").expect("writing to a String cannot fail");
+    }
+    hex
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,7 +24,7 @@ fn prune(name: &str) -> PruneConfig {
     PruneConfig {
         parent_kind: ParentKind::Secret,
         parent_name: name.to_owned(),
-        allow_namespaces: Default::default(),
+        allow_namespaces: std::collections::BTreeSet::default(),
         adopt: false,
     }
 }
@@ -181,7 +181,13 @@ async fn what_left_the_manifests_is_pruned_and_nothing_else() {
     tokio::time::sleep(Duration::from_secs(5)).await;
     let rs: kube::Api<k8s_openapi::api::apps::v1::ReplicaSet> =
         kube::Api::namespaced(sim.client(), "shop");
-    assert!(rs.list(&Default::default()).await.unwrap().items.is_empty());
+    assert!(
+        rs.list(&kube::api::ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -246,7 +246,14 @@ async fn run_task(
     let prepared = task::prepare(&manifests, &request).unwrap();
     let access = RegistryAccess::new(None, &manifests).unwrap();
     let mut recorder = Recorder::default();
-    let run = task::execute(&connection(sim), &config, prepared, &access, &mut recorder).await;
+    let run = Box::pin(task::execute(
+        &connection(sim),
+        &config,
+        prepared,
+        &access,
+        &mut recorder,
+    ))
+    .await;
     let lines = recorder
         .events
         .iter()

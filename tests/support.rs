@@ -21,7 +21,7 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
         settle: Duration::ZERO,
         fail_fast: true,
         report: None,
-        selector: Default::default(),
+        selector: std::collections::BTreeMap::default(),
         image_preflight: deploy_action::cli::Preflight::Off,
         registry_config: None,
         github: deploy_action::cli::GithubArgs {

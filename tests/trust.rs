@@ -228,7 +228,9 @@ spec:
         tokio::time::sleep(Duration::from_secs(20)).await;
         let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
             kube::Api::namespaced(client, "default");
-        pods.delete("task", &Default::default()).await.map(|_| ())
+        pods.delete("task", &kube::api::DeleteParams::default())
+            .await
+            .map(|_| ())
     });
     let run = run_yaml(&sim, "task.yaml", yaml, Mode::Deploy, MINUTES_5)
         .await

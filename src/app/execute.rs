@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 
 /// Run the command line; returns the process exit code.
 pub async fn main(cli: Cli) -> u8 {
-    let ended = match execute(cli).await {
+    let ended = match Box::pin(execute(cli)).await {
         Ok(ended) => ended,
         Err(e) => {
             #[expect(clippy::print_stderr, reason = "the edge reports errors")]
@@ -255,14 +255,13 @@ async fn start_publisher_listening(
         publisher = &mut start => (publisher, None),
         signal = interrupts.next() => {
             let limit = crate::output::CANCELLED_FINISH_LIMIT;
-            match tokio::time::timeout(limit, start).await {
-                Ok(publisher) => (publisher, Some(signal)),
+            if let Ok(publisher) = tokio::time::timeout(limit, start).await {
+                (publisher, Some(signal))
+            } else {
                 // The create never answered; report without a check run.
-                Err(_) => {
-                    let mut quiet = config.clone();
-                    quiet.github.check_run = crate::cli::CheckRunMode::Off;
-                    (start_publisher(&quiet, name, redactor, env).await, Some(signal))
-                }
+                let mut quiet = config.clone();
+                quiet.github.check_run = crate::cli::CheckRunMode::Off;
+                (start_publisher(&quiet, name, redactor, env).await, Some(signal))
             }
         }
     }

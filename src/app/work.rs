@@ -48,14 +48,21 @@ impl Work {
         observer: &mut dyn crate::vocab::events::Observer,
     ) -> Result<RunOutcome, RunError> {
         match self {
-            Work::Manifests => pipeline::deploy(conn, config, manifests, access, observer).await,
+            Work::Manifests | Work::Run(_, None) => {
+                pipeline::deploy(conn, config, manifests, access, observer).await
+            }
             Work::Restart(request) => {
-                pipeline::restart::restart(conn, config, &request, access, observer).await
+                Box::pin(pipeline::restart::restart(
+                    conn, config, &request, access, observer,
+                ))
+                .await
             }
             Work::Run(_, Some(pod)) => {
-                pipeline::task::execute(conn, config, *pod, access, observer).await
+                Box::pin(pipeline::task::execute(
+                    conn, config, *pod, access, observer,
+                ))
+                .await
             }
-            Work::Run(_, None) => pipeline::deploy(conn, config, manifests, access, observer).await,
         }
     }
 }

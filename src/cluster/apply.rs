@@ -2,7 +2,7 @@
 //! (429, 5xx), reading the live object a dry run is compared with, and waiting for a CRD
 //! to be Established.
 
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::Value;
 use std::time::Duration;
@@ -156,7 +156,7 @@ pub async fn live(
 pub async fn crds(client: &kube::Client) -> Vec<Value> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    match tokio::time::timeout(super::REQUEST_TIMEOUT, api.list(&Default::default())).await {
+    match tokio::time::timeout(super::REQUEST_TIMEOUT, api.list(&ListParams::default())).await {
         Ok(Ok(list)) => list
             .items
             .into_iter()

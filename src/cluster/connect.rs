@@ -118,14 +118,11 @@ pub async fn connect(
                     cause: root_cause(&e),
                 })?;
                 let contexts = context_names(&kc);
-                let chosen = match context.map(str::to_owned).or(kc.current_context.clone()) {
-                    Some(c) => c,
-                    None => {
-                        return Err(ConnectError::NoCurrentContext {
-                            path: label,
-                            contexts,
-                        });
-                    }
+                let Some(chosen) = context.map(str::to_owned).or(kc.current_context.clone()) else {
+                    return Err(ConnectError::NoCurrentContext {
+                        path: label,
+                        contexts,
+                    });
                 };
                 if !contexts.contains(&chosen) {
                     return Err(ConnectError::NoSuchContext {

@@ -16,7 +16,7 @@ impl Served {
     pub async fn discover(client: &kube::Client) -> Result<Served, kube::Error> {
         let discovery = match Discovery::new(client.clone()).run_aggregated().await {
             Ok(d) => d,
-            Err(kube::Error::Api(_)) | Err(kube::Error::SerdeError(_)) => {
+            Err(kube::Error::Api(_) | kube::Error::SerdeError(_)) => {
                 Discovery::new(client.clone()).run().await?
             }
             Err(e) => return Err(e),

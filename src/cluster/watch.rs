@@ -62,7 +62,7 @@ pub fn describe(error: &watcher::Error) -> String {
                 s.code, s.reason, s.message
             )
         }
-        other => other.to_string(),
+        other @ watcher::Error::NoResourceVersion => other.to_string(),
     }
 }
 

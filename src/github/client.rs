@@ -284,7 +284,9 @@ impl GithubClient {
                 match retry::decide_after(&self.retry, failure, backoff, now) {
                     Decision::Retry(delay) => Some(delay),
                     Decision::TooLong(wait) => {
-                        *too_long.lock().unwrap_or_else(|e| e.into_inner()) = Some(wait);
+                        *too_long
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(wait);
                         None
                     }
                     Decision::GiveUp => None,
@@ -297,7 +299,10 @@ impl GithubClient {
             Err(Failed::Final(e)) => Err(e),
             Err(Failed::Transport(detail)) => Err(GithubError::Transport { what, detail }),
             Err(Failed::Status(answer)) => {
-                match *too_long.lock().unwrap_or_else(|e| e.into_inner()) {
+                match *too_long
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                {
                     Some(wait) => Err(GithubError::RateLimited { what, wait }),
                     None => Err(self.status_error(what, &answer)),
                 }

@@ -312,7 +312,7 @@ async fn annotations_go_fifty_to_a_request_with_title_and_summary_each_time() {
         .map(|n| {
             let mut o = fixtures::missing_image();
             o.resource.name = format!("web-{n:03}");
-            o.annotation_source = fixtures::span("k8s/web.yaml", 21 + n * 40);
+            o.annotation_source = Some(fixtures::span("k8s/web.yaml", 21 + n * 40));
             o
         })
         .collect();

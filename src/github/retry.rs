@@ -172,7 +172,7 @@ pub(crate) fn http_date(value: &str) -> Option<i64> {
     PARSER
         .parse_timestamp(value.trim())
         .ok()
-        .map(|t| t.as_second())
+        .map(jiff::Timestamp::as_second)
 }
 
 fn secs(n: i64) -> Duration {
@@ -198,10 +198,10 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(status: u16, h: RateHeaders, message: &str, attempt: u32, expected: Decision) {
+    fn case(status: u16, h: &RateHeaders, message: &str, attempt: u32, expected: Decision) {
         let failure = Failure::Status {
             status,
-            headers: &h,
+            headers: h,
             message,
         };
         assert_eq!(
@@ -217,10 +217,10 @@ mod tests {
     #[test]
     fn server_errors_back_off_exponentially_up_to_a_cap() {
         let none = RateHeaders::default;
-        case(502, none(), "Bad Gateway", 1, Decision::Retry(secs(2)));
-        case(503, none(), "", 2, Decision::Retry(secs(4)));
-        case(500, none(), "", 4, Decision::Retry(secs(16)));
-        case(504, none(), "", 5, Decision::GiveUp);
+        case(502, &none(), "Bad Gateway", 1, Decision::Retry(secs(2)));
+        case(503, &none(), "", 2, Decision::Retry(secs(4)));
+        case(500, &none(), "", 4, Decision::Retry(secs(16)));
+        case(504, &none(), "", 5, Decision::GiveUp);
         let long = RetryPolicy {
             max_attempts: 10,
             ..RetryPolicy::default()
@@ -241,51 +241,51 @@ mod tests {
     #[test]
     fn refusals_are_not_retried() {
         let none = RateHeaders::default;
-        case(401, none(), "Bad credentials", 1, Decision::GiveUp);
+        case(401, &none(), "Bad credentials", 1, Decision::GiveUp);
         case(
             403,
-            none(),
+            &none(),
             "Resource not accessible by integration",
             1,
             Decision::GiveUp,
         );
-        case(404, none(), "Not Found", 1, Decision::GiveUp);
+        case(404, &none(), "Not Found", 1, Decision::GiveUp);
         case(
             422,
-            none(),
+            &none(),
             "Invalid request.\n\nNo subschema in \"anyOf\" matched.",
             1,
             Decision::GiveUp,
         );
-        case(501, none(), "", 1, Decision::GiveUp);
+        case(501, &none(), "", 1, Decision::GiveUp);
     }
 
     #[test]
     fn retry_after_is_honoured_in_seconds_or_as_a_date() {
         case(
             429,
-            headers(Some("7"), None, None),
+            &headers(Some("7"), None, None),
             "",
             1,
             Decision::Retry(secs(7)),
         );
         case(
             403,
-            headers(Some("Fri, 14 Mar 2025 09:27:23 GMT"), None, None),
+            &headers(Some("Fri, 14 Mar 2025 09:27:23 GMT"), None, None),
             "You have exceeded a secondary rate limit.",
             1,
             Decision::Retry(secs(30)),
         );
         case(
             503,
-            headers(Some("12"), None, None),
+            &headers(Some("12"), None, None),
             "",
             1,
             Decision::Retry(secs(12)),
         );
         case(
             429,
-            headers(Some("3600"), None, None),
+            &headers(Some("3600"), None, None),
             "",
             1,
             Decision::TooLong(secs(3600)),
@@ -297,21 +297,21 @@ mod tests {
         let reset = (NOW + 42).to_string();
         case(
             403,
-            headers(None, Some("0"), Some(&reset)),
+            &headers(None, Some("0"), Some(&reset)),
             "API rate limit exceeded for installation ID 1.",
             1,
             Decision::Retry(secs(43)),
         );
         case(
             429,
-            headers(None, Some("0"), Some(&(NOW - 5).to_string())),
+            &headers(None, Some("0"), Some(&(NOW - 5).to_string())),
             "",
             1,
             Decision::Retry(secs(0)),
         );
         case(
             403,
-            headers(None, Some("0"), Some(&(NOW + 1800).to_string())),
+            &headers(None, Some("0"), Some(&(NOW + 1800).to_string())),
             "",
             1,
             Decision::TooLong(secs(1801)),
@@ -322,14 +322,14 @@ mod tests {
     fn secondary_limits_wait_at_least_a_minute() {
         case(
             403,
-            headers(None, Some("4987"), None),
+            &headers(None, Some("4987"), None),
             "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
             1,
             Decision::Retry(secs(60)),
         );
         case(
             429,
-            RateHeaders::default(),
+            &RateHeaders::default(),
             "",
             1,
             Decision::Retry(secs(60)),

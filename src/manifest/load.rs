@@ -175,6 +175,6 @@ fn yaml_problem(file: &str, error: &YamlError) -> Problem {
         YamlError::TooManyAliases { .. } | YamlError::AliasesTooLarge { .. } => problem.with_hint(
             "each alias copies its anchor's content; write the content out or use fewer aliases",
         ),
-        _ => problem,
+        YamlError::BadTag { .. } => problem,
     }
 }

@@ -40,7 +40,7 @@ pub(crate) fn resolve(
                 .map(Value::Bool)
                 .ok_or(ScalarError::BadTag("bool"));
         }
-        Some("int") | Some("float") => {
+        Some("int" | "float") => {
             return number(text)
                 .map(Value::Number)
                 .ok_or(ScalarError::BadTag("number"));

@@ -162,6 +162,10 @@ fn read_file(path: &Path, len: u64, budget: &mut Budget) -> Result<Source, Probl
         }),
         Err(e) => {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            #[expect(
+                clippy::naive_bytecount,
+                reason = "one count on an error path; not worth the bytecount dependency"
+            )]
             let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
             Err(Problem::new(name, Some(line), "file is not valid UTF-8")
                 .with_hint("manifests must be UTF-8 encoded YAML or JSON"))

@@ -391,7 +391,7 @@ impl Walker<'_> {
                 let start = self.lines.len();
                 let value = self.node(value_event, value_mark, path, mark.line())?;
                 let lines: Vec<_> = self.lines.drain(start..).collect();
-                self.collect_merge(value, lines, path, mark.line(), &mut merges);
+                self.collect_merge(value, &lines, path, mark.line(), &mut merges);
                 continue;
             }
             let Some(key) = key else {
@@ -435,7 +435,7 @@ impl Walker<'_> {
     fn collect_merge(
         &mut self,
         value: Value,
-        lines: Lines,
+        lines: &[(String, usize)],
         path: &str,
         line: usize,
         merges: &mut Vec<MergeSource>,

@@ -209,15 +209,16 @@ impl Publisher {
             Duration::from_secs(120)
         };
         let deadline = tokio::time::Instant::now() + limit;
-        let check = match tokio::time::timeout_at(deadline, self.check.lock()).await {
-            Ok(mut guard) => guard.take(),
-            Err(_) => {
-                published.warnings.push(format!(
-                    "gave up on completing the check run after {} s (an update to GitHub was still in flight); it may show as in progress",
-                    limit.as_secs()
-                ));
-                None
-            }
+        let check = if let Ok(mut guard) =
+            tokio::time::timeout_at(deadline, self.check.lock()).await
+        {
+            guard.take()
+        } else {
+            published.warnings.push(format!(
+                "gave up on completing the check run after {} s (an update to GitHub was still in flight); it may show as in progress",
+                limit.as_secs()
+            ));
+            None
         };
         let mut check_run_written = false;
         if let Some(check) = check {

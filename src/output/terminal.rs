@@ -142,7 +142,7 @@ impl Observer for Terminal {
                 }
             }
             RunEvent::Loaded { resources } => {
-                self.line(&format!("deploy-action: {resources} resources loaded"))
+                self.line(&format!("deploy-action: {resources} resources loaded"));
             }
             RunEvent::Validating => {
                 self.group("deploy-action: server-side validation");
@@ -178,7 +178,7 @@ impl Observer for Terminal {
                 self.line(&render::verdict_line(outcome.as_ref(), &self.style));
             }
             RunEvent::WatchTrouble(message) => {
-                self.line(&format!("warning: watch interrupted, retrying: {message}"))
+                self.line(&format!("warning: watch interrupted, retrying: {message}"));
             }
             RunEvent::ImagesChecked(n) => self.line(&format!(
                 "image preflight: {n} images looked up in their registries"

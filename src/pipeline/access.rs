@@ -21,7 +21,7 @@ impl RegistryAccess {
         config_credentials: Option<Credentials>,
         manifests: &[Manifest],
     ) -> Result<Self, RunError> {
-        let registry = Registry::new(RegistryOptions::default())?;
+        let registry = Registry::new(&RegistryOptions::default())?;
         let mut credentials = config_credentials;
         if let Some(found) = credentials_in(manifests) {
             match &mut credentials {

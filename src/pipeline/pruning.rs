@@ -429,9 +429,10 @@ impl Deleting {
         let mut scopes: Vec<WatchScope> = Vec::new();
         let scope_of: Vec<usize> = waiting
             .iter()
-            .map(|w| match scopes.iter().position(|s| *s == w.scope) {
-                Some(i) => i,
-                None => {
+            .map(|w| {
+                if let Some(i) = scopes.iter().position(|s| *s == w.scope) {
+                    i
+                } else {
                     scopes.push(w.scope.clone());
                     scopes.len() - 1
                 }
@@ -484,7 +485,7 @@ impl Deleting {
                     }
                     None => break,
                 },
-                _ = tokio::time::sleep_until(next) => {}
+                () = tokio::time::sleep_until(next) => {}
                 changed = stop.changed() => {
                     if changed.is_err() || *stop.borrow() {
                         for &i in &open {

@@ -60,6 +60,10 @@ fn fields(change: Change) -> Vec<(String, Option<String>, Option<String>)> {
     }
 }
 
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "shorthand for the present sides of the expected (path, before, after) triples"
+)]
 fn s(text: &str) -> Option<String> {
     Some(text.to_owned())
 }
@@ -183,7 +187,7 @@ fn secret_looking_env_values_never_appear_changed_or_added() {
     }
 }
 
-fn secret(data: Value) -> Value {
+fn secret(data: &Value) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
         "metadata": {"name": "db", "namespace": "shop", "resourceVersion": "9"},
@@ -193,9 +197,9 @@ fn secret(data: Value) -> Value {
 
 #[test]
 fn a_secret_shows_which_keys_change_but_never_a_value() {
-    let live = secret(json!({"password": "aHVudGVyMg==", "user": "YXBw", "old": "eA=="}));
+    let live = secret(&json!({"password": "aHVudGVyMg==", "user": "YXBw", "old": "eA=="}));
     let planned =
-        secret(json!({"password": "c3dvcmRmaXNo", "user": "YXBw", "url": "cG9zdGdyZXM6Ly8="}));
+        secret(&json!({"password": "c3dvcmRmaXNo", "user": "YXBw", "url": "cG9zdGdyZXM6Ly8="}));
     assert_eq!(
         fields(change(Some(&live), &planned)),
         vec![
@@ -210,7 +214,7 @@ fn a_secret_shows_which_keys_change_but_never_a_value() {
     assert_eq!(
         fields(change(
             Some(&bare),
-            &secret(json!({"password": "aHVudGVyMg=="}))
+            &secret(&json!({"password": "aHVudGVyMg=="}))
         )),
         vec![("data.password".to_owned(), None, s(HIDDEN))]
     );
@@ -255,12 +259,12 @@ fn configmap_keys_and_annotations_that_look_secret_are_hidden_references_are_not
 
 #[test]
 fn kubectls_last_applied_copy_is_never_compared_or_shown() {
-    let mut live = secret(json!({"password": "aHVudGVyMg=="}));
+    let mut live = secret(&json!({"password": "aHVudGVyMg=="}));
     live["metadata"]["annotations"] = json!({
         "kubectl.kubernetes.io/last-applied-configuration":
             "{\"data\":{\"password\":\"aHVudGVyMg==\"}}"
     });
-    let planned = secret(json!({"password": "aHVudGVyMg=="}));
+    let planned = secret(&json!({"password": "aHVudGVyMg=="}));
     assert_eq!(change(Some(&live), &planned), Change::Unchanged);
 }
 

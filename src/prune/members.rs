@@ -15,9 +15,7 @@ pub const GUARDED_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-publi
 pub fn is_protected(group: &str, kind: &str) -> bool {
     matches!(
         (group, kind),
-        ("", "Namespace")
-            | ("", "Node")
-            | ("", "Event")
+        ("", "Namespace" | "Node" | "Event")
             | ("events.k8s.io", "Event")
             | ("apiextensions.k8s.io", "CustomResourceDefinition")
     )

@@ -94,7 +94,7 @@ impl Presented {
 }
 
 impl Registry {
-    pub fn new(options: RegistryOptions) -> Result<Self, RegistryError> {
+    pub fn new(options: &RegistryOptions) -> Result<Self, RegistryError> {
         let client = http_client(options.timeout)?;
         let retry = RetryPolicy {
             max_retries: options.max_retries,
@@ -392,7 +392,7 @@ mod tests {
 
     #[tokio::test]
     async fn invalid_references_are_not_sent_anywhere() {
-        let registry = Registry::new(RegistryOptions::default()).unwrap();
+        let registry = Registry::new(&RegistryOptions::default()).unwrap();
         let answer = registry.lookup("Shop/Web:1.0", None).await;
         let Lookup::Invalid { detail } = answer else {
             panic!("expected Invalid, got {answer:?}")

@@ -109,6 +109,10 @@ pub struct Credentials {
     helpers: Option<CredentialHelpers>,
 }
 
+#[expect(
+    clippy::missing_fields_in_debug,
+    reason = "entries hold passwords and tokens, helpers their cached answers: only registries are shown"
+)]
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Credentials")
@@ -204,18 +208,17 @@ impl Credentials {
         let plain = secret
             .pointer(&format!("/stringData/{key}"))
             .and_then(Value::as_str);
-        let content = match plain {
-            Some(text) => text.to_string(),
-            None => {
-                let encoded = secret
-                    .pointer(&format!("/data/{key}"))
-                    .and_then(Value::as_str)
-                    .ok_or(CredentialsError::MissingKey { key })?;
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(encoded)
-                    .map_err(|_| CredentialsError::SecretBase64 { key })?;
-                String::from_utf8(bytes).map_err(|_| CredentialsError::SecretBase64 { key })?
-            }
+        let content = if let Some(text) = plain {
+            text.to_string()
+        } else {
+            let encoded = secret
+                .pointer(&format!("/data/{key}"))
+                .and_then(Value::as_str)
+                .ok_or(CredentialsError::MissingKey { key })?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|_| CredentialsError::SecretBase64 { key })?;
+            String::from_utf8(bytes).map_err(|_| CredentialsError::SecretBase64 { key })?
         };
         if key == ".dockercfg" {
             Self::from_dockercfg(&content)

@@ -54,7 +54,7 @@ async fn answers_from_a_real_distribution_registry() {
         (format!("{host}/shop/api"), missing(MANIFEST_UNKNOWN)),
     ];
 
-    let registry = Registry::new(RegistryOptions::default()).unwrap();
+    let registry = Registry::new(&RegistryOptions::default()).unwrap();
     for (image, expected) in &cases {
         assert_eq!(&registry.lookup(image, None).await, expected, "{image}");
     }

@@ -130,7 +130,7 @@ async fn token_registry(server: &MockServer) {
 async fn bearer_token_flow_with_docker_config_credentials() {
     let server = MockServer::start().await;
     token_registry(&server).await;
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let image = format!("{}/shop/web:1.0", host(&server));
 
     let answer = registry
@@ -188,7 +188,7 @@ async fn an_empty_grant_is_denied_whether_or_not_the_repository_exists() {
         .expect(2)
         .mount(&server)
         .await;
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let creds = creds(&host(&server), "ci", "s3cret");
     let expected = Lookup::Denied {
         detail: "HTTP 401 Unauthorized: UNAUTHORIZED (authentication required), with a bearer token issued to user \"ci\"".into(),
@@ -235,14 +235,10 @@ async fn basic_challenge_and_forbidden_answers() {
         .with_priority(10)
         .mount(&server)
         .await;
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let image = format!("{}/shop/web:1.0", host(&server));
 
-    #[track_caller]
-    fn case(answer: Lookup, expected: Lookup) {
-        assert_eq!(answer, expected);
-    }
-    case(
+    assert_eq!(
         registry
             .lookup(&image, Some(&creds(&host(&server), "ci", "s3cret")))
             .await,
@@ -250,13 +246,13 @@ async fn basic_challenge_and_forbidden_answers() {
             digest: Some(DIGEST.into()),
         },
     );
-    case(
+    assert_eq!(
         registry.lookup(&image, Some(&creds(&host(&server), "intern", "pw"))).await,
         Lookup::Denied {
             detail: "HTTP 403 Forbidden: DENIED (requested access to the resource is denied), with basic credentials of user \"intern\"".into(),
         },
     );
-    case(
+    assert_eq!(
         registry.lookup(&image, None).await,
         Lookup::Denied {
             detail: "HTTP 401 Unauthorized: UNAUTHORIZED (authentication required), anonymously"
@@ -278,7 +274,7 @@ async fn a_registry_token_from_the_config_skips_the_challenge() {
     let config =
         json!({"auths": {host(&server): {"registrytoken": "eyJhbGciOiJSUzI1NiJ9.e30.sig"}}});
     let creds = Credentials::from_docker_config_json(&config.to_string()).unwrap();
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let answer = registry
         .lookup(&format!("{}/shop/web:1.0", host(&server)), Some(&creds))
         .await;
@@ -307,7 +303,7 @@ async fn rate_limit_waits_as_long_as_retry_after_says() {
         .expect(1)
         .mount(&server)
         .await;
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let started = Instant::now();
     let answer = registry
         .lookup(&format!("{}/shop/web:1.0", host(&server)), None)
@@ -334,7 +330,7 @@ async fn a_retry_after_past_the_timeout_gives_up_at_once() {
         .expect(1)
         .mount(&server)
         .await;
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let started = Instant::now();
     let answer = registry
         .lookup(&format!("{}/shop/web:1.0", host(&server)), None)
@@ -368,7 +364,7 @@ async fn outages_are_unreachable_after_the_retries() {
         .expect(3)
         .mount(&server)
         .await;
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let host = host(&server);
     assert_eq!(
         registry.lookup(&format!("{host}/shop/web:1.0"), None).await,
@@ -396,7 +392,7 @@ async fn outages_are_unreachable_after_the_retries() {
 
 #[tokio::test]
 async fn refused_connections_and_silence_are_unreachable() {
-    let registry = Registry::new(RegistryOptions {
+    let registry = Registry::new(&RegistryOptions {
         timeout: Duration::from_millis(300),
         ..options()
     })
@@ -440,7 +436,7 @@ async fn credentials_never_go_to_a_plain_http_realm_elsewhere() {
         .respond_with(challenge("http://auth.invalid/token".into()))
         .mount(&server)
         .await;
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let answer = registry
         .lookup(
             &format!("{}/shop/web:1.0", host(&server)),
@@ -484,7 +480,7 @@ async fn lookup_all_answers_each_distinct_image() {
         .mount(&server)
         .await;
     let host = host(&server);
-    let registry = Registry::new(RegistryOptions {
+    let registry = Registry::new(&RegistryOptions {
         concurrency: 2,
         ..options()
     })
@@ -557,7 +553,7 @@ async fn a_credential_helpers_answer_is_what_the_token_service_sees() {
         ("vault", &answering(&host(&server), "ci", "s3cret")),
         ("acr", &answering(&host(&server), "<token>", "refresh-me")),
     ]);
-    let registry = Registry::new(options()).unwrap();
+    let registry = Registry::new(&options()).unwrap();
     let image = format!("{}/shop/web:1.0", host(&server));
     let exists = Lookup::Exists {
         digest: Some(DIGEST.into()),

@@ -91,7 +91,10 @@ impl CredentialHelpers {
     /// helper and server; concurrent callers wait for the one answer.
     pub async fn get(&self, helper: &str, server: &str) -> Answer {
         let cell = {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            let mut cache = self
+                .cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             cache
                 .entry((helper.to_string(), server.to_string()))
                 .or_default()
@@ -233,11 +236,11 @@ fi"#
         )
     }
 
-    fn basic(username: &str, password: &str) -> Option<Auth> {
-        Some(Auth::Basic {
+    fn basic(username: &str, password: &str) -> Auth {
+        Auth::Basic {
             username: username.into(),
             password: password.into(),
-        })
+        }
     }
 
     #[tokio::test]
@@ -253,7 +256,7 @@ fi"#
         for _ in 0..3 {
             assert_eq!(
                 helpers.get("pass", "registry.example.com").await,
-                Ok(basic("ci", "s3cret"))
+                Ok(Some(basic("ci", "s3cret")))
             );
         }
         assert_eq!(helpers.get("pass", "other.example.com").await, Ok(None));

@@ -146,24 +146,24 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(www_authenticate: &[&str], expected: Option<Challenge>) {
+    fn case(www_authenticate: &[&str], expected: Option<&Challenge>) {
         let pairs: Vec<(&'static str, &str)> = www_authenticate
             .iter()
             .map(|v| ("www-authenticate", *v))
             .collect();
         assert_eq!(
-            challenge(&headers(&pairs)),
+            challenge(&headers(&pairs)).as_ref(),
             expected,
             "{www_authenticate:?}"
         );
     }
 
-    fn bearer(realm: &str, service: Option<&str>, scope: Option<&str>) -> Option<Challenge> {
-        Some(Challenge::Bearer {
+    fn bearer(realm: &str, service: Option<&str>, scope: Option<&str>) -> Challenge {
+        Challenge::Bearer {
             realm: realm.into(),
             service: service.map(Into::into),
             scope: scope.map(Into::into),
-        })
+        }
     }
 
     #[test]
@@ -173,38 +173,38 @@ mod tests {
             &[
                 r#"Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/nginx:pull""#,
             ],
-            bearer(
+            Some(&bearer(
                 "https://auth.docker.io/token",
                 Some("registry.docker.io"),
                 Some("repository:library/nginx:pull"),
-            ),
+            )),
         );
         // GHCR-style with a space after commas and lower-case scheme.
         case(
             &[
                 r#"bearer realm="https://ghcr.io/token", service="ghcr.io", scope="repository:acme/api:pull""#,
             ],
-            bearer(
+            Some(&bearer(
                 "https://ghcr.io/token",
                 Some("ghcr.io"),
                 Some("repository:acme/api:pull"),
-            ),
+            )),
         );
         // /v2/ ping answers carry no scope.
         case(
             &[r#"Bearer realm="https://registry.local/auth""#],
-            bearer("https://registry.local/auth", None, None),
+            Some(&bearer("https://registry.local/auth", None, None)),
         );
         // distribution's htpasswd auth.
-        case(&[r#"Basic realm="basic-realm""#], Some(Challenge::Basic));
+        case(&[r#"Basic realm="basic-realm""#], Some(&Challenge::Basic));
         case(
             &[
                 r#"Basic realm="r""#,
                 r#"Bearer realm="https://r.io/token",service="r.io""#,
             ],
-            bearer("https://r.io/token", Some("r.io"), None),
+            Some(&bearer("https://r.io/token", Some("r.io"), None)),
         );
-        case(&[r#"Negotiate"#], None);
+        case(&[r"Negotiate"], None);
         case(&[r#"Bearer service="no-realm""#], None);
         case(&[], None);
     }

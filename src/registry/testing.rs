@@ -22,9 +22,12 @@ pub(crate) struct Distribution {
 }
 
 pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    use std::fmt::Write as _;
+    let mut digest = String::from("sha256:");
+    for b in &Sha256::digest(bytes) {
+        write!(digest, "{b:02x}").expect("writing to a String cannot fail");
+    }
+    digest
 }
 
 pub(crate) fn free_port() -> u16 {

@@ -215,7 +215,10 @@ mod tests {
 
     #[track_caller]
     fn case(insecure: &[&str], host: &str, expected: &str) {
-        let insecure: Vec<String> = insecure.iter().map(|s| s.to_string()).collect();
+        let insecure: Vec<String> = insecure
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         let retry = RetryPolicy {
             max_retries: 0,
             base_delay: Duration::ZERO,

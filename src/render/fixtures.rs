@@ -15,11 +15,11 @@ pub fn id(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) ->
     }
 }
 
-pub fn span(file: &str, line: usize) -> Option<SourceSpan> {
-    Some(SourceSpan {
+pub fn span(file: &str, line: usize) -> SourceSpan {
+    SourceSpan {
         file: file.to_owned(),
         line,
-    })
+    }
 }
 
 pub fn event(kind: &str, reason: &str, count: u32, object: &str, message: &str) -> EventLine {
@@ -32,12 +32,12 @@ pub fn event(kind: &str, reason: &str, count: u32, object: &str, message: &str) 
     }
 }
 
-fn container(pod: &str, name: &str, image: &str) -> Option<ContainerRef> {
-    Some(ContainerRef {
+fn container(pod: &str, name: &str, image: &str) -> ContainerRef {
+    ContainerRef {
         pod: pod.to_owned(),
         container: name.to_owned(),
         image: Some(image.to_owned()),
-    })
+    }
 }
 
 /// A base outcome: succeeded, no evidence.
@@ -47,7 +47,7 @@ pub fn succeeded(resource: ResourceId, file: &str, line: usize, seconds: f64) ->
         verdict: Verdict::Succeeded,
         reason: None,
         message: String::new(),
-        source: span(file, line),
+        source: Some(span(file, line)),
         origin: None,
         annotation_source: None,
         container: None,
@@ -72,10 +72,10 @@ pub fn missing_image() -> Outcome {
         verdict: Verdict::Failed,
         reason: Some(Reason::ImageNotFound),
         message: format!("image {image} does not exist: {pull_error}"),
-        source: span("k8s/web.yaml", 1),
+        source: Some(span("k8s/web.yaml", 1)),
         origin: None,
-        annotation_source: span("k8s/web.yaml", 21),
-        container: container(pod, "web", image),
+        annotation_source: Some(span("k8s/web.yaml", 21)),
+        container: Some(container(pod, "web", image)),
         seconds: 3.07,
         events: vec![
             event(
@@ -159,10 +159,10 @@ pub fn crash_loop() -> Outcome {
             "container api in pod api-5f8d7c6b9-k4m2p keeps crashing: OOMKilled (exit code 137), \
                   restarted 4 times\nmemory limit 256Mi"
                 .to_owned(),
-        source: span("k8s/api.yaml", 1),
+        source: Some(span("k8s/api.yaml", 1)),
         origin: None,
-        annotation_source: span("k8s/api.yaml", 1),
-        container: container(pods[0], "api", "ghcr.io/acme/api:2.7.0"),
+        annotation_source: Some(span("k8s/api.yaml", 1)),
+        container: Some(container(pods[0], "api", "ghcr.io/acme/api:2.7.0")),
         seconds: 48.66,
         events,
         logs: Some(LogTail {
@@ -189,10 +189,10 @@ pub fn slow_registry() -> Outcome {
         message: "image docker.io/acme/worker:3.0.1 was still not pulled after 300s; \
                   the registry is rate limiting (429 Too Many Requests)"
             .to_owned(),
-        source: span("k8s/worker.yaml", 1),
+        source: Some(span("k8s/worker.yaml", 1)),
         origin: None,
-        annotation_source: span("k8s/worker.yaml", 18),
-        container: container(pod, "worker", "docker.io/acme/worker:3.0.1"),
+        annotation_source: Some(span("k8s/worker.yaml", 18)),
+        container: Some(container(pod, "worker", "docker.io/acme/worker:3.0.1")),
         seconds: 300.04,
         events: vec![
             event(
@@ -437,7 +437,7 @@ pub fn check_run() -> RunOutcome {
     doubtful.verdict = Verdict::Unfinished;
     doubtful.reason = Some(Reason::NotValidated);
     doubtful.message = "manifest valid; the registry could not confirm registry.acme.io/worker:7 (401 Unauthorized): the nodes may still pull it".to_owned();
-    doubtful.annotation_source = span("k8s/worker.yaml", 18);
+    doubtful.annotation_source = Some(span("k8s/worker.yaml", 18));
     let mut found = succeeded(
         id("apps/v1", "Deployment", Some("shop"), "api"),
         "k8s/api.yaml",
@@ -467,7 +467,7 @@ pub fn dry_run_rejected() -> RunOutcome {
     rejected.reason = Some(Reason::ApplyRejected);
     rejected.message = "Deployment.apps \"api\" is invalid: spec.template.spec.containers[0].image: Required value"
         .to_owned();
-    rejected.annotation_source = span("k8s/api.yaml", 17);
+    rejected.annotation_source = Some(span("k8s/api.yaml", 17));
     let mut outcomes = vec![rejected];
     outcomes.extend(successes());
     RunOutcome::new(true, 0.7, outcomes)

@@ -62,7 +62,7 @@ pub fn status_table(at_seconds: f64, pending: &[(ResourceId, String)]) -> String
 /// `Deployment/web  failed  image_not_found  (3.1s)  <first line of the message>`.
 /// The summary repeats the full message with its evidence.
 pub fn verdict_line(outcome: &Outcome, style: &Style) -> String {
-    let head = headline(outcome, false, style);
+    let head = headline(outcome, false, *style);
     match sanitized_lines(&outcome.message).find(|l| !l.trim().is_empty()) {
         Some(first) => format!("{head}  {first}"),
         None => head,

@@ -77,7 +77,7 @@ impl Style {
         self.render(tone.style().bold(), text)
     }
 
-    fn render(&self, style: anstyle::Style, text: &str) -> String {
+    fn render(self, style: anstyle::Style, text: &str) -> String {
         if self.color {
             format!("{style}{text}{style:#}")
         } else {

@@ -20,7 +20,7 @@ pub const MAX_LOG_LINES: usize = 25;
 /// sanitized (see [`sanitize`]). `events` are taken to be oldest first, as collected.
 pub fn summary(run: &RunOutcome, style: &Style) -> String {
     let with_ns = spans_namespaces(run);
-    let mut out = vec![run_headline(run, style)];
+    let mut out = vec![run_headline(run, *style)];
 
     let mut problems: Vec<&Outcome> = run
         .outcomes
@@ -31,9 +31,9 @@ pub fn summary(run: &RunOutcome, style: &Style) -> String {
     problems.sort_by_key(|o| o.verdict != Verdict::Failed);
     for outcome in problems {
         out.push(String::new());
-        problem_block(&mut out, outcome, with_ns, style);
+        problem_block(&mut out, outcome, with_ns, *style);
     }
-    unfinished_lists(&mut out, run, with_ns, style);
+    unfinished_lists(&mut out, run, with_ns, *style);
 
     let successes: Vec<&Outcome> = run
         .outcomes
@@ -42,14 +42,14 @@ pub fn summary(run: &RunOutcome, style: &Style) -> String {
         .collect();
     if !successes.is_empty() {
         out.push(String::new());
-        success_list(&mut out, run, &successes, with_ns, style);
+        success_list(&mut out, run, &successes, with_ns, *style);
     }
     out.join("\n")
 }
 
 /// `Deployment/web  failed  image_not_found  (3.1s)`: the first line of a problem block
 /// and the line printed when a resource gets its verdict.
-pub(crate) fn headline(outcome: &Outcome, with_ns: bool, style: &Style) -> String {
+pub(crate) fn headline(outcome: &Outcome, with_ns: bool, style: Style) -> String {
     let tone = Tone::of_verdict(outcome.verdict);
     let mut parts = vec![
         style.paint(Tone::Bold, &sanitize(&outcome.resource.display(with_ns))),
@@ -165,13 +165,13 @@ impl Headline {
     }
 }
 
-fn run_headline(run: &RunOutcome, style: &Style) -> String {
+fn run_headline(run: &RunOutcome, style: Style) -> String {
     let Headline { label, text } = Headline::of(run);
     let label = style.paint_bold(Tone::of_result(run.result), label);
     format!("{label}: {text}")
 }
 
-fn problem_block(out: &mut Vec<String>, outcome: &Outcome, with_ns: bool, style: &Style) {
+fn problem_block(out: &mut Vec<String>, outcome: &Outcome, with_ns: bool, style: Style) {
     out.push(headline(outcome, with_ns, style));
     out.extend(sanitized_lines(&outcome.message).map(|line| format!("  {line}")));
     // The annotation points at the line to fix (the `image:` line for image reasons).
@@ -201,7 +201,7 @@ fn problem_block(out: &mut Vec<String>, outcome: &Outcome, with_ns: bool, style:
     }
 }
 
-fn events(out: &mut Vec<String>, events: &[EventLine], style: &Style) {
+fn events(out: &mut Vec<String>, events: &[EventLine], style: Style) {
     if events.is_empty() {
         return;
     }
@@ -233,7 +233,7 @@ fn events(out: &mut Vec<String>, events: &[EventLine], style: &Style) {
     }
 }
 
-fn log_tail(out: &mut Vec<String>, logs: &LogTail, style: &Style) {
+fn log_tail(out: &mut Vec<String>, logs: &LogTail, style: Style) {
     let instance = if logs.previous {
         "previous instance"
     } else {
@@ -266,7 +266,7 @@ fn log_tail(out: &mut Vec<String>, logs: &LogTail, style: &Style) {
 
 /// Resources left without a verdict on purpose, one line each with the state they were
 /// in, under a header that says why (`Unfinished: stopped after a failure (2):`).
-fn unfinished_lists(out: &mut Vec<String>, run: &RunOutcome, with_ns: bool, style: &Style) {
+fn unfinished_lists(out: &mut Vec<String>, run: &RunOutcome, with_ns: bool, style: Style) {
     let unfinished: Vec<&Outcome> = run
         .outcomes
         .iter()
@@ -307,7 +307,7 @@ fn success_list(
     run: &RunOutcome,
     successes: &[&Outcome],
     with_ns: bool,
-    style: &Style,
+    style: Style,
 ) {
     let title = if run.images.is_some() {
         "Valid"
@@ -333,7 +333,7 @@ fn success_list(
             // The plan: what the apply changes, under the resource it changes.
             Some(change) => {
                 out.push(format!("  {name}{pad}  {}", super::plan::label(change)));
-                out.extend(super::plan::terminal_lines(change, "    ", style));
+                out.extend(super::plan::terminal_lines(change, "    ", &style));
             }
             None => out.push(format!("  {name}{pad}  {time}")),
         }

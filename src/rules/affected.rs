@@ -228,7 +228,7 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    fn service(ns: &str, name: &str, selector: Value) -> Value {
+    fn service(ns: &str, name: &str, selector: &Value) -> Value {
         json!({"apiVersion": "v1", "kind": "Service",
             "metadata": {"name": name, "namespace": ns}, "spec": {"selector": selector}})
     }
@@ -254,12 +254,12 @@ mod tests {
             ("none", json!({})),
             ("odd", json!({"app": 7})),
         ] {
-            let live = service("shop", name, selector);
+            let live = service("shop", name, &selector);
             all.push((t("v1", "Service", Some("shop"), name), Some(live)));
         }
         all.push((
             t("v1", "Service", Some("blog"), "web"),
-            Some(service("blog", "web", json!({"app": "web"}))),
+            Some(service("blog", "web", &json!({"app": "web"}))),
         ));
         all
     }
@@ -289,7 +289,7 @@ mod tests {
                 "metadata": {"name": "settings", "namespace": "shop"}}),
             json!({"apiVersion": "v1", "kind": "Secret",
                 "metadata": {"name": "token", "namespace": "blog"}}),
-            service("shop", "web", json!({"app": "web"})),
+            service("shop", "web", &json!({"app": "web"})),
         ]
     }
 
@@ -346,7 +346,7 @@ mod tests {
                 "spec": {"template": {"metadata": {"labels": {"app": "api"}}}}}));
             t
         };
-        let lives = HashMap::from([(target.key(), service("shop", "web", json!({"app": "web"})))]);
+        let lives = HashMap::from([(target.key(), service("shop", "web", &json!({"app": "web"})))]);
         assert_eq!(
             affected.of(&api_template(), |_| None),
             BTreeSet::from([0]),
@@ -366,7 +366,7 @@ mod tests {
         );
 
         // Its selector is changed to pick api in the same batch that touches api.
-        let lives = HashMap::from([(target.key(), service("shop", "web", json!({"app": "api"})))]);
+        let lives = HashMap::from([(target.key(), service("shop", "web", &json!({"app": "api"})))]);
         let mut both = api_template();
         both.key(&target.key());
         assert_eq!(

@@ -43,8 +43,8 @@ mod tests {
     use fixtures::snapshot;
 
     #[track_caller]
-    fn case(target: Target, objects: &[Value], expected: (Option<Reason>, &str)) {
-        let got = assess(&target, &snapshot(objects));
+    fn case(target: &Target, objects: &[Value], expected: (Option<Reason>, &str)) {
+        let got = assess(target, &snapshot(objects));
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
     }
 
@@ -54,12 +54,12 @@ mod tests {
             "metadata": {"name": "web-config", "namespace": "shop", "uid": "cm-1", "resourceVersion": "1"},
             "data": {"LOG_LEVEL": "info"}});
         case(
-            Target::new("v1", "ConfigMap", Some("shop"), "web-config"),
+            &Target::new("v1", "ConfigMap", Some("shop"), "web-config"),
             &[cm],
             (None, "exists"),
         );
         case(
-            Target::new("v1", "ConfigMap", Some("shop"), "other"),
+            &Target::new("v1", "ConfigMap", Some("shop"), "other"),
             &[],
             (Some(Reason::NotReady), "not seen in the cluster yet"),
         );
@@ -69,7 +69,7 @@ mod tests {
             "spec": {"hard": {"requests.cpu": "4"}},
             "status": {"hard": {"requests.cpu": "4"}, "used": {"requests.cpu": "300m"}}});
         case(
-            Target::new("v1", "ResourceQuota", Some("shop"), "compute"),
+            &Target::new("v1", "ResourceQuota", Some("shop"), "compute"),
             &[quota],
             (None, "exists"),
         );
@@ -77,11 +77,11 @@ mod tests {
         let pod = fixtures::pod(
             "task",
             None,
-            json!({"app": "task"}),
-            fixtures::crash_loop_status(1, "Error", 2),
+            &json!({"app": "task"}),
+            &fixtures::crash_loop_status(1, "Error", 2),
         );
         case(
-            Target::new("v1", "Pod", Some("shop"), "task"),
+            &Target::new("v1", "Pod", Some("shop"), "task"),
             &[pod],
             (
                 Some(Reason::CrashLoop),
@@ -92,11 +92,11 @@ mod tests {
         let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob",
             "metadata": {"name": "report", "namespace": "shop", "uid": "cj-1", "resourceVersion": "3", "generation": 1},
             "spec": {"schedule": "*/5 * * * *", "concurrencyPolicy": "Allow", "suspend": false,
-                "jobTemplate": {"spec": {"template": fixtures::pod_template(json!({}))}},
+                "jobTemplate": {"spec": {"template": fixtures::pod_template(&json!({}))}},
                 "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1},
             "status": {}});
         case(
-            Target::new("batch/v1", "CronJob", Some("shop"), "report"),
+            &Target::new("batch/v1", "CronJob", Some("shop"), "report"),
             &[cron],
             (None, "created (schedule \"*/5 * * * *\")"),
         );
@@ -106,7 +106,7 @@ mod tests {
             "spec": {"ingressClassName": "nginx", "rules": [{"host": "shop.example.com"}]},
             "status": {"loadBalancer": {}}});
         case(
-            Target::new("networking.k8s.io/v1", "Ingress", Some("shop"), "web"),
+            &Target::new("networking.k8s.io/v1", "Ingress", Some("shop"), "web"),
             &[ingress],
             (None, "created"),
         );
@@ -117,7 +117,7 @@ mod tests {
             "status": {"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3}});
         let pdb_target = Target::new("policy/v1", "PodDisruptionBudget", Some("shop"), "web");
         case(
-            pdb_target.clone(),
+            &pdb_target,
             std::slice::from_ref(&pdb),
             (
                 Some(Reason::NotReady),
@@ -127,7 +127,7 @@ mod tests {
         let mut caught_up = pdb;
         caught_up["status"]["observedGeneration"] = json!(2);
         case(
-            pdb_target,
+            &pdb_target,
             &[caught_up],
             (None, "observed: 3/2 pods healthy, 1 disruptions allowed"),
         );
@@ -138,8 +138,8 @@ mod tests {
         let pod = fixtures::pod(
             "task",
             None,
-            json!({"app": "task"}),
-            fixtures::ready_status(),
+            &json!({"app": "task"}),
+            &fixtures::ready_status(),
         );
         let mut snap = snapshot(&[pod]);
         snap.remove("v1", "Pod", Some("shop"), "task");
@@ -230,7 +230,7 @@ mod tests {
         let rendered: Vec<String> = scenarios
             .into_iter()
             .map(|(name, status)| {
-                let pod = fixtures::pod("task", None, json!({"app": "task"}), status);
+                let pod = fixtures::pod("task", None, &json!({"app": "task"}), &status);
                 let target = Target::new("v1", "Pod", Some("shop"), "task");
                 let deadline = Duration::from_secs(600);
                 match judge(assess(&target, &snapshot(&[pod])), deadline, deadline) {

@@ -37,8 +37,8 @@ pub fn uid(name: &str) -> String {
 pub fn pod(
     name: &str,
     owner: Option<(&str, &str, &str, &str)>,
-    labels: Value,
-    status: Value,
+    labels: &Value,
+    status: &Value,
 ) -> Value {
     let mut metadata = json!({
         "name": name,
@@ -88,12 +88,12 @@ pub fn pod(
 }
 
 /// A pod of ReplicaSet `web-<hash>`.
-pub fn rs_pod(name: &str, rs_uid: &str, hash: &str, status: Value) -> Value {
+pub fn rs_pod(name: &str, rs_uid: &str, hash: &str, status: &Value) -> Value {
     let rs = format!("web-{hash}");
     pod(
         name,
         Some(("apps/v1", "ReplicaSet", &rs, rs_uid)),
-        json!({"app": "web", "pod-template-hash": hash}),
+        &json!({"app": "web", "pod-template-hash": hash}),
         status,
     )
 }
@@ -133,7 +133,7 @@ fn conditions(ready: bool, ready_reason: &str) -> Value {
     ])
 }
 
-fn running_status(ready: bool, web: Value) -> Value {
+fn running_status(ready: bool, web: &Value) -> Value {
     json!({
         "phase": "Running",
         "conditions": conditions(ready, "ContainersNotReady"),
@@ -149,7 +149,7 @@ fn running_status(ready: bool, web: Value) -> Value {
 pub fn ready_status() -> Value {
     running_status(
         true,
-        json!({
+        &json!({
             "name": "web", "image": IMAGE, "imageID": "ghcr.io/acme/web@sha256:9f86d081884c",
             "containerID": "containerd://4d5e6f", "ready": true, "restartCount": 0, "started": true,
             "state": {"running": {"startedAt": "2025-03-04T10:15:05Z"}}, "lastState": {}
@@ -160,7 +160,7 @@ pub fn ready_status() -> Value {
 pub fn running_not_ready_status() -> Value {
     running_status(
         false,
-        json!({
+        &json!({
             "name": "web", "image": IMAGE, "imageID": "ghcr.io/acme/web@sha256:9f86d081884c",
             "containerID": "containerd://4d5e6f", "ready": false, "restartCount": 0, "started": true,
             "state": {"running": {"startedAt": "2025-03-04T10:15:05Z"}}, "lastState": {}
@@ -171,7 +171,7 @@ pub fn running_not_ready_status() -> Value {
 pub fn crash_loop_status(exit_code: i32, reason: &str, restarts: i32) -> Value {
     running_status(
         false,
-        json!({
+        &json!({
             "name": "web", "image": IMAGE, "imageID": "ghcr.io/acme/web@sha256:9f86d081884c",
             "containerID": "containerd://7a8b9c", "ready": false, "restartCount": restarts, "started": false,
             "state": {"waiting": {"reason": "CrashLoopBackOff",
@@ -256,7 +256,7 @@ pub fn merged(mut base: Value, patch: Value) -> Value {
 }
 
 /// The pod template every workload fixture uses.
-pub fn pod_template(labels: Value) -> Value {
+pub fn pod_template(labels: &Value) -> Value {
     json!({
         "metadata": {"labels": labels},
         "spec": {
@@ -294,7 +294,7 @@ pub fn replica_set(
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": "web", "pod-template-hash": hash}},
-            "template": pod_template(json!({"app": "web", "pod-template-hash": hash}))
+            "template": pod_template(&json!({"app": "web", "pod-template-hash": hash}))
         },
         "status": {"replicas": replicas, "fullyLabeledReplicas": replicas, "readyReplicas": available,
             "availableReplicas": available, "observedGeneration": 2}

@@ -474,6 +474,8 @@ mod tests {
 
     #[test]
     fn a_half_declared_row_is_refused() {
+        const WORKLOADS: &[Watch] = &[near("apps/v1", "Deployment")];
+        const CONFIG: &[Watch] = &[near("v1", "ConfigMap")];
         let deployment = registered("apps", "Deployment").unwrap();
         let unwatched = deployment.watching(&[]);
         assert_eq!(
@@ -495,14 +497,12 @@ mod tests {
             ["apps/Deployment: can be restarted but has no pod template"]
         );
         let mut service = *registered("", "Service").unwrap();
-        const WORKLOADS: &[Watch] = &[near("apps/v1", "Deployment")];
         service.watches = WORKLOADS;
         assert_eq!(
             problems(&service),
             ["/Service: reads as a Service but watches no EndpointSlices"]
         );
         let mut stray = *registered("policy", "PodDisruptionBudget").unwrap();
-        const CONFIG: &[Watch] = &[near("v1", "ConfigMap")];
         stray.watches = CONFIG;
         assert_eq!(
             problems(&stray),

@@ -284,7 +284,7 @@ mod tests {
 
     const WINDOW: Duration = Duration::from_secs(10);
 
-    fn pod(restarts: i32, state: Value, last_state: Value) -> Pod {
+    fn pod(restarts: i32, state: &Value, last_state: &Value) -> Pod {
         typed(&json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "web-7d4b9c-x2x9q", "namespace": "shop",
@@ -306,7 +306,7 @@ mod tests {
     /// A window that has seen one healthy pod succeed at time zero.
     fn seen_succeeded() -> Settling {
         let mut state = Settling::default();
-        let pods = [pod(0, running(), json!({}))];
+        let pods = [pod(0, &running(), &json!({}))];
         settle(&mut state, ok(), &pods, WINDOW, Duration::ZERO);
         state
     }
@@ -323,7 +323,7 @@ mod tests {
     #[test]
     fn success_waits_out_the_window_then_says_how_long_it_was_stable() {
         let mut state = Settling::default();
-        let pods = [pod(0, running(), json!({}))];
+        let pods = [pod(0, &running(), &json!({}))];
         let (a, wake) = settle(&mut state, ok(), &pods, WINDOW, Duration::from_secs(2));
         assert_eq!(a.reason(), Some(Reason::NotReady));
         assert!(
@@ -348,7 +348,7 @@ mod tests {
     fn a_crash_inside_the_window_is_a_crash_loop_even_before_the_pod_restarts() {
         let mut state = seen_succeeded();
         // One second later the container exited 1 and the rollout no longer looks done.
-        let down = pod(0, terminated(1, "Error"), json!({}));
+        let down = pod(0, &terminated(1, "Error"), &json!({}));
         let (a, _) = settle(
             &mut state,
             Assessment::not_ready("1/2 available"),
@@ -370,7 +370,7 @@ mod tests {
     #[test]
     fn a_restart_that_is_already_running_again_still_fails_and_names_oom() {
         let mut state = seen_succeeded();
-        let again = pod(1, running(), terminated(137, "OOMKilled"));
+        let again = pod(1, &running(), &terminated(137, "OOMKilled"));
         let (a, _) = settle(&mut state, ok(), &[again], WINDOW, Duration::from_secs(3));
         assert_eq!(
             a.message(),
@@ -381,7 +381,7 @@ mod tests {
     #[test]
     fn restarts_before_the_first_success_are_the_baseline_and_a_flap_restarts_the_clock() {
         let mut state = Settling::default();
-        let pods = [pod(2, running(), json!({}))];
+        let pods = [pod(2, &running(), &json!({}))];
         settle(&mut state, ok(), &pods, WINDOW, Duration::from_secs(5));
         // Readiness flapped without a restart: the window starts again.
         let (a, _) = settle(
@@ -400,7 +400,7 @@ mod tests {
     #[test]
     fn zero_turns_it_off_and_failures_pass_through() {
         let mut state = Settling::default();
-        let pods = [pod(0, running(), json!({}))];
+        let pods = [pod(0, &running(), &json!({}))];
         assert_eq!(
             settle(&mut state, ok(), &pods, Duration::ZERO, Duration::ZERO),
             (ok(), None)

@@ -523,23 +523,21 @@ impl Snapshot {
         service: &str,
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = Value> + 'a {
-        let keys: Vec<&ObjectKey> = match namespace {
-            Some(ns) => self
-                .slices
+        let keys: Vec<&ObjectKey> = if let Some(ns) = namespace {
+            self.slices
                 .get(&(Some(ns.to_owned()), service.to_owned()))
                 .into_iter()
                 .flatten()
-                .collect(),
-            None => {
-                let mut all: Vec<&ObjectKey> = self
-                    .slices
-                    .iter()
-                    .filter(|((_, s), _)| s == service)
-                    .flat_map(|(_, keys)| keys)
-                    .collect();
-                all.sort();
-                all
-            }
+                .collect()
+        } else {
+            let mut all: Vec<&ObjectKey> = self
+                .slices
+                .iter()
+                .filter(|((_, s), _)| s == service)
+                .flat_map(|(_, keys)| keys)
+                .collect();
+            all.sort();
+            all
         };
         keys.into_iter()
             .filter_map(|k| self.objects.get(k))
@@ -627,14 +625,14 @@ mod tests {
             "web-7d4b9c-x2x9q",
             "rs-uid-2",
             "7d4b9c",
-            fixtures::ready_status(),
+            &fixtures::ready_status(),
         ))
         .unwrap();
         snap.upsert(fixtures::rs_pod(
             "web-5f6a7b-aaaaa",
             "rs-uid-1",
             "5f6a7b",
-            fixtures::ready_status(),
+            &fixtures::ready_status(),
         ))
         .unwrap();
         let names = |snap: &Snapshot, uid| {
@@ -661,7 +659,7 @@ mod tests {
             "web-7d4b9c-x2x9q",
             "rs-uid-2",
             "7d4b9c",
-            fixtures::ready_status(),
+            &fixtures::ready_status(),
         );
         snap.upsert(pod.clone()).unwrap();
         pod["metadata"]
@@ -762,7 +760,7 @@ mod tests {
             "web-7d4b9c-x2x9q",
             &rs_uid,
             "7d4b9c",
-            fixtures::ready_status(),
+            &fixtures::ready_status(),
         );
         let pod_uid = pod["metadata"]["uid"].as_str().unwrap().to_owned();
         for obj in [deployment, other, rs, pod] {

@@ -31,7 +31,7 @@ pub struct EventRecorder {
 }
 
 impl EventRecorder {
-    pub fn record(&mut self, store: &Store, spec: EventSpec<'_>) {
+    pub fn record(&mut self, store: &Store, spec: &EventSpec<'_>) {
         let meta = spec.involved.get("metadata").cloned().unwrap_or_default();
         let s = |v: &Value, k: &str| {
             v.get(k)
@@ -167,10 +167,10 @@ mod tests {
             component: Some("kubelet"),
             host: Some("sim-node-1"),
         };
-        rec.record(&store, failed("Failed to pull image \"x\": not found"));
+        rec.record(&store, &failed("Failed to pull image \"x\": not found"));
         tokio::time::sleep(std::time::Duration::from_secs(10)).await;
-        rec.record(&store, failed("Failed to pull image \"x\": not found"));
-        rec.record(&store, failed("Error: ErrImagePull"));
+        rec.record(&store, &failed("Failed to pull image \"x\": not found"));
+        rec.record(&store, &failed("Error: ErrImagePull"));
 
         let kinds: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
             .map(|c| c.kind)

@@ -37,7 +37,7 @@ async fn send(sim: &Sim, method: &str, uri: &str, content_type: &str, body: &Val
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 
-fn deployment(spec_extra: Value) -> Value {
+fn deployment(spec_extra: &Value) -> Value {
     let mut spec = json!({
         "selector": {"matchLabels": {"app": "web"}},
         "template": {"metadata": {"labels": {"app": "web"}},
@@ -66,14 +66,14 @@ const REPLICAS_TYPE_ERROR: &str = "Deployment in version \"v1\" cannot be handle
 #[tokio::test(start_paused = true)]
 async fn create_and_update_refuse_a_type_error_with_400() {
     let sim = Sim::start(Scenario::default());
-    let bad = deployment(json!({"replicas": "two"}));
+    let bad = deployment(&json!({"replicas": "two"}));
     for uri in [DEPLOYMENTS.to_owned(), format!("{DEPLOYMENTS}?dryRun=All")] {
         let a = send(&sim, "POST", &uri, "application/json", &bad).await;
         assert_status(&a, 400, Some("BadRequest"), REPLICAS_TYPE_ERROR);
     }
     assert!(sim.get("apps/v1", "Deployment", "default", "web").is_none());
 
-    let good = deployment(json!({"replicas": 2}));
+    let good = deployment(&json!({"replicas": 2}));
     let a = send(&sim, "POST", DEPLOYMENTS, "application/json", &good).await;
     assert_eq!(a.code, 201, "{}", a.body);
     let a = send(
@@ -122,7 +122,7 @@ async fn server_side_apply_refuses_type_errors_and_unknown_fields_with_500() {
             "PATCH",
             uri,
             "application/apply-patch+yaml",
-            &deployment(json!({"replicas": "two"})),
+            &deployment(&json!({"replicas": "two"})),
         )
         .await;
         assert_status(
@@ -138,7 +138,7 @@ async fn server_side_apply_refuses_type_errors_and_unknown_fields_with_500() {
             "PATCH",
             &ignore,
             "application/apply-patch+yaml",
-            &deployment(json!({"replica": 2})),
+            &deployment(&json!({"replica": 2})),
         )
         .await;
         assert_status(
@@ -148,7 +148,7 @@ async fn server_side_apply_refuses_type_errors_and_unknown_fields_with_500() {
             "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.replica: field not declared in schema",
         );
     }
-    let both = deployment(json!({"replicas": "two", "paused": "yes"}));
+    let both = deployment(&json!({"replicas": "two", "paused": "yes"}));
     let a = send(&sim, "PATCH", &dry, "application/apply-patch+yaml", &both).await;
     // Every error is listed (how structured-merge-diff prints the bad value is not checked).
     let message = a.body["message"].as_str().unwrap();
@@ -166,7 +166,7 @@ async fn server_side_apply_refuses_type_errors_and_unknown_fields_with_500() {
 #[tokio::test(start_paused = true)]
 async fn field_validation_decides_what_unknown_fields_do_on_create() {
     let sim = Sim::start(Scenario::default());
-    let typo = deployment(json!({"replica": 3}));
+    let typo = deployment(&json!({"replica": 3}));
 
     let a = send(
         &sim,
@@ -218,7 +218,7 @@ async fn a_merge_patch_that_breaks_the_type_is_invalid() {
         "POST",
         DEPLOYMENTS,
         "application/json",
-        &deployment(json!({"replicas": 1})),
+        &deployment(&json!({"replicas": 1})),
     )
     .await;
     assert_eq!(a.code, 201, "{}", a.body);

@@ -9,11 +9,12 @@ use super::load_stdin;
 /// What a plain cluster without cert-manager serves.
 fn builtin(api_version: &str, kind: &str) -> Option<Scope> {
     match (api_version, kind) {
-        ("v1", "Namespace" | "PersistentVolume") => Some(Scope::Cluster),
-        ("v1", "ConfigMap" | "Service" | "Secret" | "Pod") => Some(Scope::Namespaced),
-        ("apps/v1", "Deployment") => Some(Scope::Namespaced),
-        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => Some(Scope::Cluster),
-        ("rbac.authorization.k8s.io/v1", "ClusterRole") => Some(Scope::Cluster),
+        ("v1", "Namespace" | "PersistentVolume")
+        | ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+        | ("rbac.authorization.k8s.io/v1", "ClusterRole") => Some(Scope::Cluster),
+        ("v1", "ConfigMap" | "Service" | "Secret" | "Pod") | ("apps/v1", "Deployment") => {
+            Some(Scope::Namespaced)
+        }
         _ => None,
     }
 }
@@ -88,7 +89,7 @@ rules:
 
 #[test]
 fn duplicates_appear_once_the_default_namespace_is_known() {
-    let text = r#"apiVersion: v1
+    let text = r"apiVersion: v1
 kind: ConfigMap
 metadata:
   name: settings
@@ -102,7 +103,7 @@ metadata:
   namespace: shop
 data:
   ENV: production
-"#;
+";
     let manifests = load_stdin(text);
     assert_eq!(validate_against(&manifests, "default", builtin), vec![]);
     let rendered: Vec<String> = validate_against(&manifests, "shop", builtin)
@@ -119,7 +120,7 @@ data:
 
 #[test]
 fn namespaces_are_filled_in_for_namespaced_kinds_only() {
-    let text = r#"apiVersion: v1
+    let text = r"apiVersion: v1
 kind: Namespace
 metadata:
   name: shop
@@ -139,7 +140,7 @@ apiVersion: example.com/v1
 kind: Widget
 metadata:
   name: unknown
-"#;
+";
     let mut manifests = load_stdin(text);
     resolve_namespaces(&mut manifests, "shop", builtin);
     let namespaces: Vec<Option<&str>> = manifests.iter().map(|m| m.namespace.as_deref()).collect();

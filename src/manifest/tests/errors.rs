@@ -5,7 +5,7 @@ use std::fs;
 use super::super::{LoadError, load, load_str, render_problems};
 use super::problems;
 
-const BAD_WEB: &str = r#"apiVersion: apps/v1
+const BAD_WEB: &str = r"apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
@@ -34,9 +34,9 @@ spec:
   ports:
   - port: 80
     port: 8080
-"#;
+";
 
-const BAD_JOBS: &str = r#"apiVersion: batch/v1
+const BAD_JOBS: &str = r"apiVersion: batch/v1
 kind: Job
 metadata:
   generateName: db-migrate-
@@ -64,11 +64,11 @@ data:
 apiVersion: v1
 kind: ConfigMap
 metadata: {}
-"#;
+";
 
 const BROKEN: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n    namespace: shop\n";
 
-const COPY: &str = r#"# copy-pasted by mistake
+const COPY: &str = r"# copy-pasted by mistake
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -80,7 +80,7 @@ spec:
       containers:
       - name: web
         image: registry.example.com/shop/web:2.4.0
-"#;
+";
 
 #[test]
 fn all_problems_are_collected_with_file_and_line() {

@@ -99,7 +99,7 @@ spec:
 "#;
 
 /// `kustomize build` output: sorted keys, no comments, hashed ConfigMap name.
-pub const KUSTOMIZE: &str = r#"apiVersion: v1
+pub const KUSTOMIZE: &str = r"apiVersion: v1
 kind: Namespace
 metadata:
   name: shop
@@ -134,7 +134,7 @@ spec:
             name: web-config-7g8h9k2m4t
         image: registry.example.com/shop/web:2.4.1
         name: web
-"#;
+";
 
 /// A Pod as `kubectl get -o json` prints it (trimmed).
 pub const POD_JSON: &str = r#"{
@@ -181,7 +181,7 @@ metadata:
 "#;
 
 /// A CRD and an object of its kind in the same stream.
-pub const CRD_AND_CR: &str = r#"apiVersion: apiextensions.k8s.io/v1
+pub const CRD_AND_CR: &str = r"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: certificates.cert-manager.io
@@ -211,4 +211,4 @@ spec:
   issuerRef:
     name: letsencrypt
     kind: ClusterIssuer
-"#;
+";

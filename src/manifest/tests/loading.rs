@@ -275,7 +275,7 @@ fn lists_are_expanded_with_item_lines() {
 
 #[test]
 fn typed_list_items_inherit_kind_and_api_version() {
-    let text = r#"apiVersion: apps/v1
+    let text = r"apiVersion: apps/v1
 kind: DeploymentList
 items:
 - metadata:
@@ -287,7 +287,7 @@ items:
         containers:
         - name: api
           image: registry.example.com/shop/api:3.0.0
-"#;
+";
     let manifests = load_stdin(text);
     assert_eq!(manifests.len(), 1);
     let api = &manifests[0];

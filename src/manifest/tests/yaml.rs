@@ -107,7 +107,7 @@ fn keys_are_stringified_and_pointers_escaped() {
 }
 
 #[track_caller]
-fn case(text: &str, expected: Vec<YamlError>, documents_kept: usize) {
+fn case(text: &str, expected: &[YamlError], documents_kept: usize) {
     let stream = parse_stream(text);
     assert_eq!(stream.errors, expected, "errors for {text:?}");
     assert_eq!(
@@ -121,7 +121,7 @@ fn case(text: &str, expected: Vec<YamlError>, documents_kept: usize) {
 fn conversion_errors_carry_lines() {
     case(
         "a: 1\nb:\n  c: 2\n  c: 3\n",
-        vec![YamlError::DuplicateKey {
+        &[YamlError::DuplicateKey {
             line: 4,
             key: "c".into(),
             first: 3,
@@ -131,7 +131,7 @@ fn conversion_errors_carry_lines() {
     // A bad document does not hide the good ones around it.
     case(
         "kind: A\n---\nratio: .inf\n---\nkind: C\n",
-        vec![YamlError::NotJson {
+        &[YamlError::NotJson {
             line: 3,
             text: ".inf".into(),
         }],
@@ -139,18 +139,18 @@ fn conversion_errors_carry_lines() {
     );
     case(
         "x: &a 1\n---\ny: *a\n",
-        vec![YamlError::UnknownAlias { line: 3 }],
+        &[YamlError::UnknownAlias { line: 3 }],
         1,
     );
     case(
         "? [a, b]\n: c\n",
-        vec![YamlError::UnsupportedKey { line: 1 }],
+        &[YamlError::UnsupportedKey { line: 1 }],
         0,
     );
-    case("a:\n  <<: 5\n", vec![YamlError::BadMerge { line: 2 }], 0);
+    case("a:\n  <<: 5\n", &[YamlError::BadMerge { line: 2 }], 0);
     case(
         "n: !!int forty\n",
-        vec![YamlError::BadTag {
+        &[YamlError::BadTag {
             line: 1,
             text: "forty".into(),
             expected: "number",
@@ -160,7 +160,7 @@ fn conversion_errors_carry_lines() {
     // Syntax errors end the stream; earlier documents survive.
     case(
         "kind: A\n---\nmetadata:\n  name: web\n   labels: {}\n",
-        vec![YamlError::Syntax {
+        &[YamlError::Syntax {
             line: 5,
             message: "mapping values are not allowed in this context".into(),
         }],

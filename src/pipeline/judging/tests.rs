@@ -38,8 +38,8 @@ fn crash_looping_pod() -> Prepared {
     let pod = fixtures::pod(
         "task",
         None,
-        json!({"app": "task"}),
-        fixtures::crash_loop_status(1, "Error", 2),
+        &json!({"app": "task"}),
+        &fixtures::crash_loop_status(1, "Error", 2),
     );
     Prepared::of(pod).unwrap()
 }

@@ -126,7 +126,7 @@ mod tests {
     fn manifests_outside_the_repository_get_no_file_property() {
         let mut outcome = fixtures::slow_registry();
         outcome.annotation_source = None;
-        outcome.source = fixtures::span("-", 1);
+        outcome.source = Some(fixtures::span("-", 1));
         let run = RunOutcome::new(false, 300.0, vec![outcome]);
         let lines = workflow_commands(&run, &ctx());
         assert!(

@@ -253,8 +253,8 @@ mod tests {
     }
 
     #[track_caller]
-    fn case_error(vars: BTreeMap<String, String>, payload: Option<&str>, expected: &str) {
-        let err = ActionsContext::from_env(&vars, payload, None).unwrap_err();
+    fn case_error(vars: &BTreeMap<String, String>, payload: Option<&str>, expected: &str) {
+        let err = ActionsContext::from_env(vars, payload, None).unwrap_err();
         assert_eq!(err.to_string(), expected);
     }
 
@@ -263,19 +263,19 @@ mod tests {
         let mut vars = env();
         vars.insert("GITHUB_EVENT_NAME".into(), "pull_request".into());
         case_error(
-            vars.clone(),
+            &vars,
             None,
             "failed to read the head commit of the pull_request event from its payload: \
              no payload (GITHUB_EVENT_PATH)",
         );
         case_error(
-            vars.clone(),
+            &vars,
             Some(r#"{"pull_request":{"number":42}}"#),
             "failed to read the head commit of the pull_request event from its payload: \
              no pull_request.head.sha in it",
         );
         case_error(
-            vars,
+            &vars,
             Some(&pull_request_payload("not-a-sha")),
             "the event's head sha \"not-a-sha\" is not a commit sha",
         );
@@ -285,24 +285,24 @@ mod tests {
     fn missing_or_malformed_variables_are_named() {
         let mut vars = env();
         vars.remove("GITHUB_REPOSITORY");
-        case_error(vars, None, "GITHUB_REPOSITORY is not set");
+        case_error(&vars, None, "GITHUB_REPOSITORY is not set");
         let mut vars = env();
         vars.insert("GITHUB_REPOSITORY".into(), "acme".into());
         case_error(
-            vars,
+            &vars,
             None,
             "GITHUB_REPOSITORY \"acme\" is not of the form owner/repo",
         );
         let mut vars = env();
         vars.insert("GITHUB_REPOSITORY".into(), "acme/../x".into());
         case_error(
-            vars,
+            &vars,
             None,
             "GITHUB_REPOSITORY \"acme/../x\" is not of the form owner/repo",
         );
         let mut vars = env();
         vars.remove("GITHUB_SHA");
-        case_error(vars, None, "GITHUB_SHA is not set");
+        case_error(&vars, None, "GITHUB_SHA is not set");
     }
 
     #[test]

@@ -363,10 +363,10 @@ fn annotations_point_at_the_line_to_fix_with_the_right_level() {
 #[test]
 fn problems_without_a_repository_file_get_no_annotation() {
     let mut from_stdin = fixtures::missing_image();
-    from_stdin.source = fixtures::span("-", 1);
-    from_stdin.annotation_source = fixtures::span("-", 21);
+    from_stdin.source = Some(fixtures::span("-", 1));
+    from_stdin.annotation_source = Some(fixtures::span("-", 21));
     let mut outside = fixtures::slow_registry();
-    outside.annotation_source = fixtures::span("/tmp/rendered/worker.yaml", 18);
+    outside.annotation_source = Some(fixtures::span("/tmp/rendered/worker.yaml", 18));
     let run = RunOutcome::new(false, 5.0, vec![from_stdin, outside]);
     assert!(annotations(&run, &ctx()).is_empty());
     let t = text(&run, &ctx()).unwrap();

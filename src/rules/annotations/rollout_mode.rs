@@ -121,8 +121,8 @@ mod tests {
     use serde_json::json;
 
     #[track_caller]
-    fn case(strategy: serde_json::Value, replicas: i32, expected_max_unavailable: i32) {
-        let strategy: DeploymentStrategy = typed(&strategy).unwrap();
+    fn case(strategy: &serde_json::Value, replicas: i32, expected_max_unavailable: i32) {
+        let strategy: DeploymentStrategy = typed(strategy).unwrap();
         assert_eq!(
             max_unavailable(Some(&strategy), replicas),
             expected_max_unavailable
@@ -132,13 +132,13 @@ mod tests {
     #[test]
     fn max_unavailable_rounds_down_and_surge_up_like_kubernetes() {
         let rolling = |mu: serde_json::Value, ms: serde_json::Value| json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": mu, "maxSurge": ms}});
-        case(rolling(json!("25%"), json!("25%")), 3, 0);
-        case(rolling(json!("25%"), json!("25%")), 10, 2);
-        case(rolling(json!("50%"), json!(0)), 5, 2);
-        case(rolling(json!(2), json!(1)), 10, 2);
+        case(&rolling(json!("25%"), json!("25%")), 3, 0);
+        case(&rolling(json!("25%"), json!("25%")), 10, 2);
+        case(&rolling(json!("50%"), json!(0)), 5, 2);
+        case(&rolling(json!(2), json!(1)), 10, 2);
         // 10% of 3 rounds down to 0 and 0% surge is 0: the controller allows one.
-        case(rolling(json!("10%"), json!("0%")), 3, 1);
-        case(json!({"type": "Recreate"}), 4, 0);
+        case(&rolling(json!("10%"), json!("0%")), 3, 1);
+        case(&json!({"type": "Recreate"}), 4, 0);
         assert_eq!(max_unavailable(None, 8), 2);
     }
 

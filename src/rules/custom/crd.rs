@@ -17,7 +17,10 @@ pub fn assess(obj: &Value) -> Assessment {
     if condition(obj, "Established").is_some_and(|c| c.is("True")) {
         return Assessment::succeeded(format!("established, serving kind {kind}"));
     }
-    let seen: Vec<String> = conditions(obj).iter().map(|c| c.describe()).collect();
+    let seen: Vec<String> = conditions(obj)
+        .iter()
+        .map(super::conditions::Condition::describe)
+        .collect();
     if seen.is_empty() {
         Assessment::not_ready("waiting for Established=True")
     } else {
@@ -30,7 +33,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn crd(conditions: Value) -> Value {
+    fn crd(conditions: &Value) -> Value {
         json!({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "widgets.acme.io", "uid": "c1c1c1c1-0000-4000-8000-000000000001",
@@ -58,10 +61,10 @@ mod tests {
             "the initial names have been accepted",
         );
         assert_eq!(
-            assess(&crd(json!([accepted, established]))),
+            assess(&crd(&json!([accepted, established]))),
             Assessment::succeeded("established, serving kind Widget")
         );
-        let pending = assess(&crd(json!([
+        let pending = assess(&crd(&json!([
             accepted,
             cond(
                 "Established",
@@ -74,7 +77,7 @@ mod tests {
             pending.message(),
             "waiting for Established=True; NamesAccepted=True (NoConflicts): no conflicts found; Established=False (Installing): the initial names have been accepted"
         );
-        let clash = assess(&crd(json!([cond(
+        let clash = assess(&crd(&json!([cond(
             "NamesAccepted",
             "False",
             "ListKindConflict",

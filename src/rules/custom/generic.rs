@@ -76,7 +76,7 @@ mod tests {
     use crate::rules::custom::rollout_conditions::ROLLOUT_CONDITIONS_ANNOTATION;
     use serde_json::json;
 
-    fn widget(generation: i64, status: Value) -> Value {
+    fn widget(generation: i64, status: &Value) -> Value {
         json!({
             "apiVersion": "acme.io/v1", "kind": "Widget",
             "metadata": {"name": "blue", "namespace": "shop", "uid": "f0f0f0f0-0000-4000-8000-000000000001",
@@ -130,7 +130,7 @@ mod tests {
         case(
             vec![widget(
                 2,
-                json!({"observedGeneration": 2, "conditions": [
+                &json!({"observedGeneration": 2, "conditions": [
                 cond("Reconciling", "False", "", ""),
                 cond("Stalled", "True", "ImageNotFound", "manifest for ghcr.io/acme/widget:v9 not found")]}),
             )],
@@ -142,7 +142,7 @@ mod tests {
         case(
             vec![widget(
                 2,
-                json!({"observedGeneration": 2, "conditions": [
+                &json!({"observedGeneration": 2, "conditions": [
                 cond("Reconciling", "True", "Progressing", "1 of 3 shards ready"),
                 cond("Ready", "False", "Progressing", "1 of 3 shards ready")]}),
             )],
@@ -154,7 +154,7 @@ mod tests {
         case(
             vec![widget(
                 2,
-                json!({"observedGeneration": 2, "conditions": [cond("Ready", "False", "Scaling", "waiting for shards")]}),
+                &json!({"observedGeneration": 2, "conditions": [cond("Ready", "False", "Scaling", "waiting for shards")]}),
             )],
             (
                 Some(Reason::NotReady),
@@ -164,7 +164,7 @@ mod tests {
         case(
             vec![widget(
                 2,
-                json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Succeeded", "3 shards ready")]}),
+                &json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Succeeded", "3 shards ready")]}),
             )],
             (None, "Ready=True (Succeeded): 3 shards ready"),
         );
@@ -175,16 +175,16 @@ mod tests {
         case(
             vec![widget(
                 3,
-                json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Succeeded", "ok")]}),
+                &json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Succeeded", "ok")]}),
             )],
             (
                 Some(Reason::NotReady),
                 "waiting for the controller to observe generation 3 (status is for 2)",
             ),
         );
-        case(vec![widget(1, json!({}))], (None, "exists"));
+        case(vec![widget(1, &json!({}))], (None, "exists"));
         case(
-            vec![widget(1, json!({"phase": "Provisioned"}))],
+            vec![widget(1, &json!({"phase": "Provisioned"}))],
             (None, "exists (no Ready condition reported)"),
         );
     }
@@ -193,7 +193,7 @@ mod tests {
     fn krane_default_rollout_conditions_on_the_crd() {
         let ready_false = json!({"observedGeneration": 2, "conditions": [cond("Ready", "False", "Pending", "not yet")]});
         case(
-            vec![widget(2, ready_false.clone()), crd(Some("true"))],
+            vec![widget(2, &ready_false), crd(Some("true"))],
             (
                 Some(Reason::NotReady),
                 "waiting for $.status.conditions[?(@.type == \"Ready\")].status to be \"True\" (now \"False\")",
@@ -202,13 +202,13 @@ mod tests {
         let failed = json!({"observedGeneration": 2, "conditions": [
             cond("Ready", "False", "Failed", "x"), cond("Failed", "True", "BadSpec", "size must be odd")]});
         case(
-            vec![widget(2, failed), crd(Some("true"))],
+            vec![widget(2, &failed), crd(Some("true"))],
             (Some(Reason::ConditionFailed), "size must be odd"),
         );
         // declared conditions replace kstatus: Stalled=True is not one they name
         let stalled = json!({"observedGeneration": 2, "conditions": [cond("Stalled", "True", "X", "stuck"), cond("Ready", "False", "X", "no")]});
         case(
-            vec![widget(2, stalled), crd(Some("true"))],
+            vec![widget(2, &stalled), crd(Some("true"))],
             (
                 Some(Reason::NotReady),
                 "waiting for $.status.conditions[?(@.type == \"Ready\")].status to be \"True\" (now \"False\")",
@@ -230,7 +230,7 @@ mod tests {
         let deployed = |status: &str, reason: &str, phase: &str| json!({"phase": phase, "conditions": [cond("Deployed", status, reason, "quota exceeded for widgets")]});
         case(
             vec![
-                widget(2, deployed("True", "Done", "Running")),
+                widget(2, &deployed("True", "Done", "Running")),
                 crd(Some(rules)),
             ],
             (
@@ -240,7 +240,7 @@ mod tests {
         );
         case(
             vec![
-                widget(2, deployed("True", "Done", "Starting")),
+                widget(2, &deployed("True", "Done", "Starting")),
                 crd(Some(rules)),
             ],
             (
@@ -250,14 +250,14 @@ mod tests {
         );
         case(
             vec![
-                widget(2, deployed("False", "Error", "Starting")),
+                widget(2, &deployed("False", "Error", "Starting")),
                 crd(Some(rules)),
             ],
             (Some(Reason::ConditionFailed), "quota exceeded for widgets"),
         );
         case(
             vec![
-                widget(2, deployed("False", "Pending", "Crashed")),
+                widget(2, &deployed("False", "Pending", "Crashed")),
                 crd(Some(rules)),
             ],
             (Some(Reason::ConditionFailed), "widget crashed"),
@@ -265,7 +265,7 @@ mod tests {
         // an unreadable annotation falls back to kstatus (validation refuses it before apply)
         case(
             vec![
-                widget(2, deployed("False", "Pending", "Starting")),
+                widget(2, &deployed("False", "Pending", "Starting")),
                 crd(Some("{\"success\": []}")),
             ],
             (None, "exists (no Ready condition reported)"),
@@ -276,7 +276,7 @@ mod tests {
     fn a_custom_resource_is_never_judged_without_its_crd() {
         // Without its CRD in view, "exists" would be a success its rollout conditions may
         // not allow; it waits instead.
-        let objects = vec![widget(1, json!({}))];
+        let objects = vec![widget(1, &json!({}))];
         let snap = crate::rules::fixtures::snapshot(&objects);
         let target = Target::new("acme.io/v1", "Widget", Some("shop"), "blue");
         let got = assess(&objects[0], &target, &snap);

@@ -320,7 +320,7 @@ mod tests {
         // A runtime that left the previous pull error in lastState.
         status["containerStatuses"][0]["lastState"] = json!({"waiting": {"reason": "ErrImagePull",
             "message": "rpc error: code = Unknown desc = 502 Bad Gateway"}});
-        let pod: Pod = typed(&fixtures::rs_pod(POD, "rs-uid-2", "7d4b9c", status)).unwrap();
+        let pod: Pod = typed(&fixtures::rs_pod(POD, "rs-uid-2", "7d4b9c", &status)).unwrap();
         let events = [
             failed(
                 &format!(

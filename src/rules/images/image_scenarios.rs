@@ -18,7 +18,7 @@ const WORKER: &str = "registry.local/shop/worker:7";
 const DEADLINE: Duration = Duration::from_secs(600);
 
 /// A ReplicaSet pod with one container, scheduled on node-1, with `container_status`.
-fn pod(name: &str, container: &str, image: &str, container_status: Value) -> Value {
+fn pod(name: &str, container: &str, image: &str, container_status: &Value) -> Value {
     let ready = container_status["ready"] == json!(true);
     let (phase, ready_status) = if ready {
         ("Running", "True")
@@ -216,12 +216,12 @@ fn verdict(target: &Target, snap: &Snapshot, expected: (Verdict, Reason, &str)) 
     a
 }
 
-fn web(image: &str) -> Option<ContainerRef> {
-    Some(ContainerRef {
+fn web(image: &str) -> ContainerRef {
+    ContainerRef {
         pod: POD.into(),
         container: "web".into(),
         image: Some(image.into()),
-    })
+    }
 }
 
 #[test]
@@ -230,7 +230,7 @@ fn a_missing_image_fails_on_the_first_err_image_pull() {
         POD,
         "web",
         MISSING,
-        waiting("web", MISSING, "ErrImagePull", Some(&not_found(MISSING))),
+        &waiting("web", MISSING, "ErrImagePull", Some(&not_found(MISSING))),
     );
     let a = verdict(
         &pod_target(),
@@ -241,7 +241,7 @@ fn a_missing_image_fails_on_the_first_err_image_pull() {
             "image \"registry.local/shop/web:missing\" not found (container web): failed to resolve reference \"registry.local/shop/web:missing\": registry.local/shop/web:missing: not found",
         ),
     );
-    assert_eq!(a.container().cloned(), web(MISSING));
+    assert_eq!(a.container().cloned(), Some(web(MISSING)));
 }
 
 #[test]
@@ -251,7 +251,7 @@ fn on_1_31_a_bare_back_off_is_explained_by_the_events() {
         POD,
         "web",
         MISSING,
-        waiting("web", MISSING, "ImagePullBackOff", Some(&bare)),
+        &waiting("web", MISSING, "ImagePullBackOff", Some(&bare)),
     );
     let mut objects = failed_pulls(POD, MISSING, &not_found(MISSING), 2, 40);
     objects.push(p.clone());
@@ -286,7 +286,7 @@ fn on_1_33_the_back_off_message_carries_the_cause() {
         POD,
         "web",
         MISSING,
-        waiting("web", MISSING, "ImagePullBackOff", Some(&message)),
+        &waiting("web", MISSING, "ImagePullBackOff", Some(&message)),
     );
     verdict(
         &pod_target(),
@@ -306,7 +306,7 @@ fn a_429_then_a_successful_pull_is_not_a_failure() {
         POD,
         "web",
         image,
-        waiting(
+        &waiting(
             "web",
             image,
             "ErrImagePull",
@@ -333,7 +333,7 @@ fn a_429_then_a_successful_pull_is_not_a_failure() {
     ));
     objects.push(event(POD, "web", "Normal", "Pulled",
         &format!("Successfully pulled image \"{image}\" in 1.204s (11.4s including waiting). Image size: 48213337 bytes."), 1, (15, 15)));
-    objects.push(pod(POD, "web", image, running("web", image)));
+    objects.push(pod(POD, "web", image, &running("web", image)));
     let a = assess(&pod_target(), &snapshot(&objects, &[]));
     assert_eq!(a, Assessment::succeeded("running and ready"));
 }
@@ -358,7 +358,7 @@ fn a_slow_registry_times_out_with_attempts_and_duration() {
         name,
         "worker",
         WORKER,
-        waiting("worker", WORKER, "ImagePullBackOff", Some(&message)),
+        &waiting("worker", WORKER, "ImagePullBackOff", Some(&message)),
     ));
     let target = Target::new("v1", "Pod", Some("shop"), name);
     let snap = snapshot(&objects, &[]);
@@ -383,7 +383,7 @@ fn a_node_not_found_waits_when_the_registry_has_the_image() {
         POD,
         "web",
         MISSING,
-        waiting("web", MISSING, "ErrImagePull", Some(&not_found(MISSING))),
+        &waiting("web", MISSING, "ErrImagePull", Some(&not_found(MISSING))),
     );
     let a = verdict(
         &pod_target(),
@@ -394,7 +394,7 @@ fn a_node_not_found_waits_when_the_registry_has_the_image() {
             "node reports image \"registry.local/shop/web:missing\" not found, but the registry has it (replication lag or a mirror?); still waiting",
         ),
     );
-    assert_eq!(a.container().cloned(), web(MISSING));
+    assert_eq!(a.container().cloned(), Some(web(MISSING)));
 }
 
 #[test]
@@ -404,7 +404,7 @@ fn a_denial_fails_on_the_second_attempt_unless_the_registry_serves_the_image() {
         POD,
         "web",
         image,
-        waiting("web", image, "ErrImagePull", Some(&unauthorized(image))),
+        &waiting("web", image, "ErrImagePull", Some(&unauthorized(image))),
     );
     let mut objects = failed_pulls(POD, image, &unauthorized(image), 1, 3);
     objects.push(once);
@@ -434,7 +434,7 @@ fn a_denial_fails_on_the_second_attempt_unless_the_registry_serves_the_image() {
         POD,
         "web",
         image,
-        waiting("web", image, "ImagePullBackOff", Some(&message)),
+        &waiting("web", image, "ImagePullBackOff", Some(&message)),
     ))
     .unwrap();
     verdict(
@@ -469,7 +469,7 @@ fn dockers_repository_not_found_needs_the_registrys_word() {
         POD,
         "web",
         image,
-        waiting(
+        &waiting(
             "web",
             image,
             "ImagePullBackOff",
@@ -539,7 +539,7 @@ fn the_registry_saying_missing_fails_a_container_the_node_cannot_pull() {
         POD,
         "web",
         MISSING,
-        waiting("web", MISSING, "ImagePullBackOff", Some(&bare)),
+        &waiting("web", MISSING, "ImagePullBackOff", Some(&bare)),
     );
     verdict(
         &pod_target(),
@@ -555,7 +555,7 @@ fn the_registry_saying_missing_fails_a_container_the_node_cannot_pull() {
         POD,
         "web",
         MISSING,
-        waiting("web", MISSING, "ContainerCreating", None),
+        &waiting("web", MISSING, "ContainerCreating", None),
     );
     let pulling = event(
         POD,
@@ -589,7 +589,7 @@ mod deployment {
                 "generation": 5, "creationTimestamp": "2025-03-01T09:00:00Z", "labels": {"app": "web"},
                 "annotations": {"deployment.kubernetes.io/revision": "4"}},
             "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-                "template": fixtures::pod_template(json!({"app": "web"})),
+                "template": fixtures::pod_template(&json!({"app": "web"})),
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
                 "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
             "status": {"observedGeneration": 5, "replicas": 3, "updatedReplicas": 3, "unavailableReplicas": 3,
@@ -609,7 +609,7 @@ mod deployment {
                 &format!("web-7d4b9c-{i}"),
                 &uid("web-7d4b9c"),
                 "7d4b9c",
-                status,
+                &status,
             )
         };
         vec![

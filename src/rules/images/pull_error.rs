@@ -92,7 +92,9 @@ const REASON_WORDS: [&str; 8] = [
 
 /// Classifies one pull error text. Pure; unknown texts are `Transient`.
 pub fn classify(text: &str) -> PullErrorClass {
-    use PullErrorClass::*;
+    use PullErrorClass::{
+        Ambiguous, InvalidName, MissingOrPrivate, NotFound, Transient, Unauthorized,
+    };
     let t = text.to_lowercase();
     let any = |phrases: &[&str]| phrases.iter().any(|p| t.contains(p));
     let any_word = |words: &[&str]| words.iter().any(|w| has_word(&t, w));

@@ -3,7 +3,9 @@
 //! timeout reason and message say what is slow (`registry_slow`, `image_pull_backoff`).
 
 use crate::rules::images::image_pull::{PullEvidence, pull_evidence};
-use crate::rules::images::pull_error::PullErrorClass::{self, *};
+use crate::rules::images::pull_error::PullErrorClass::{
+    self, Ambiguous, InvalidName, MissingOrPrivate, NotFound, Unauthorized,
+};
 use crate::rules::images::pull_text::{cause, gist};
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
 use crate::rules::pods::pod_failure::Doom;

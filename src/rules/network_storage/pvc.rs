@@ -80,7 +80,7 @@ mod tests {
     use crate::rules::fixtures::merged;
     use serde_json::json;
 
-    fn pvc(class: Value, status: Value) -> Value {
+    fn pvc(class: &Value, status: &Value) -> Value {
         let base = json!({
             "apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": {"name": "data", "namespace": "shop", "uid": "9a9a9a9a-1b1b-4c2c-8d3d-4e4e4e4e4e4e",
@@ -102,8 +102,8 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
-        let snap = crate::rules::fixtures::snapshot(&objects);
+    fn case(objects: &[Value], expected: (Option<Reason>, &str)) {
+        let snap = crate::rules::fixtures::snapshot(objects);
         let got = assess(&objects[0], &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
         assert_eq!(
@@ -115,12 +115,12 @@ mod tests {
     #[test]
     fn bound_succeeds_and_lost_fails() {
         let mut bound = pvc(
-            json!("standard"),
-            json!({"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "10Gi"}}),
+            &json!("standard"),
+            &json!({"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "10Gi"}}),
         );
         bound["spec"]["volumeName"] = json!("pvc-9a9a9a9a-1b1b-4c2c-8d3d-4e4e4e4e4e4e");
         case(
-            vec![bound.clone()],
+            &[bound.clone()],
             (
                 None,
                 "bound to volume pvc-9a9a9a9a-1b1b-4c2c-8d3d-4e4e4e4e4e4e",
@@ -128,7 +128,7 @@ mod tests {
         );
         bound["status"] = json!({"phase": "Lost"});
         case(
-            vec![bound],
+            &[bound],
             (
                 Some(Reason::PvcLost),
                 "bound volume pvc-9a9a9a9a-1b1b-4c2c-8d3d-4e4e4e4e4e4e no longer exists (phase Lost)",
@@ -138,13 +138,13 @@ mod tests {
 
     #[test]
     fn pending_under_wait_for_first_consumer_succeeds_only_when_the_class_is_seen() {
-        let pending = || pvc(json!("standard-rwo"), json!({"phase": "Pending"}));
+        let pending = || pvc(&json!("standard-rwo"), &json!({"phase": "Pending"}));
         case(
-            vec![pending()],
+            &[pending()],
             (Some(Reason::NotReady), "waiting for a volume to bind"),
         );
         case(
-            vec![
+            &[
                 pending(),
                 class("standard-rwo", "WaitForFirstConsumer", false),
             ],
@@ -154,13 +154,13 @@ mod tests {
             ),
         );
         case(
-            vec![pending(), class("standard-rwo", "Immediate", false)],
+            &[pending(), class("standard-rwo", "Immediate", false)],
             (Some(Reason::NotReady), "waiting for a volume to bind"),
         );
         // no class named: the default class decides
         case(
-            vec![
-                pvc(json!(null), json!({"phase": "Pending"})),
+            &[
+                pvc(&json!(null), &json!({"phase": "Pending"})),
                 class("standard-rwo", "WaitForFirstConsumer", true),
             ],
             (

@@ -184,7 +184,7 @@ mod tests {
     use crate::vocab::verdict::Reason;
     use serde_json::json;
 
-    fn service(spec: Value, status: Value) -> Value {
+    fn service(spec: &Value, status: &Value) -> Value {
         let base = json!({
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": "web", "namespace": "shop", "uid": "c0ffee00-1111-4222-8333-444455556666",
@@ -237,15 +237,15 @@ mod tests {
                 "resourceVersion": "52000", "generation": 2, "creationTimestamp": "2025-03-01T09:00:00Z",
                 "annotations": {"deployment.kubernetes.io/revision": "4"}},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
-                "template": fixtures::pod_template(json!({"app": "web"})),
+                "template": fixtures::pod_template(&json!({"app": "web"})),
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
                 "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
             "status": {"observedGeneration": 2}})
     }
 
     #[track_caller]
-    fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
-        let snap = fixtures::snapshot(&objects);
+    fn case(objects: &[Value], expected: (Option<Reason>, &str)) {
+        let snap = fixtures::snapshot(objects);
         let got = assess(&objects[0], &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
         assert_eq!(
@@ -258,12 +258,12 @@ mod tests {
     fn skip_endpoint_validation_needs_no_endpoints_but_a_load_balancer_still_needs_its_address() {
         let skipping = |spec: Value, status: Value, key: &str, value: &str| {
             merged(
-                service(spec, status),
+                service(&spec, &status),
                 json!({"metadata": {"annotations": {key: value}}}),
             )
         };
         case(
-            vec![skipping(
+            &[skipping(
                 json!({}),
                 json!({}),
                 SKIP_ENDPOINTS_ANNOTATIONS[1],
@@ -272,7 +272,7 @@ mod tests {
             (None, "endpoints not checked (skip-endpoint-validation)"),
         );
         case(
-            vec![skipping(
+            &[skipping(
                 json!({}),
                 json!({}),
                 SKIP_ENDPOINTS_ANNOTATIONS[0],
@@ -284,7 +284,7 @@ mod tests {
             ),
         );
         case(
-            vec![skipping(
+            &[skipping(
                 json!({"type": "LoadBalancer"}),
                 json!({}),
                 SKIP_ENDPOINTS_ANNOTATIONS[0],
@@ -299,23 +299,23 @@ mod tests {
 
     #[test]
     fn a_selector_needs_ready_endpoints_in_its_slices() {
-        let svc = || service(json!({}), json!({}));
+        let svc = || service(&json!({}), &json!({}));
         case(
-            vec![svc()],
+            &[svc()],
             (
                 Some(Reason::NotReady),
                 "no EndpointSlice for selector app=web yet",
             ),
         );
         case(
-            vec![svc(), slice("x8k2d", "IPv4", &[])],
+            &[svc(), slice("x8k2d", "IPv4", &[])],
             (
                 Some(Reason::NotReady),
                 "selector app=web matches no pods with an address (the EndpointSlices are empty)",
             ),
         );
         case(
-            vec![
+            &[
                 svc(),
                 slice(
                     "x8k2d",
@@ -334,7 +334,7 @@ mod tests {
             ),
         );
         case(
-            vec![
+            &[
                 svc(),
                 slice(
                     "x8k2d",
@@ -349,7 +349,7 @@ mod tests {
         );
         // dual-stack: one pod in each family's slice is one endpoint
         case(
-            vec![
+            &[
                 svc(),
                 slice(
                     "x8k2d",
@@ -377,13 +377,13 @@ mod tests {
         // the cluster routes through EndpointSlices: a ready pod the controller has not
         // published yet (or that the selector does not really match) is not a backend
         case(
-            vec![
-                service(json!({}), json!({})),
+            &[
+                service(&json!({}), &json!({})),
                 fixtures::rs_pod(
                     "web-7d4b9c-x2x9q",
                     "rs-uid",
                     "7d4b9c",
-                    fixtures::ready_status(),
+                    &fixtures::ready_status(),
                 ),
             ],
             (
@@ -396,20 +396,20 @@ mod tests {
     #[test]
     fn no_selector_external_name_and_idle_workloads_need_nothing() {
         case(
-            vec![service(json!({"selector": null}), json!({}))],
+            &[service(&json!({"selector": null}), &json!({}))],
             (None, "no selector (endpoints managed elsewhere)"),
         );
         case(
-            vec![service(
-                json!({"type": "ExternalName", "externalName": "db.example.com", "selector": null,
+            &[service(
+                &json!({"type": "ExternalName", "externalName": "db.example.com", "selector": null,
                 "clusterIP": null, "clusterIPs": null}),
-                json!({}),
+                &json!({}),
             )],
             (None, "ExternalName service for db.example.com"),
         );
         case(
-            vec![
-                service(json!({}), json!({})),
+            &[
+                service(&json!({}), &json!({})),
                 web_deployment(0),
                 slice("x8k2d", "IPv4", &[]),
             ],
@@ -432,8 +432,8 @@ mod tests {
             "2025-03-01T09:00:00Z",
         );
         case(
-            vec![
-                service(json!({}), json!({})),
+            &[
+                service(&json!({}), &json!({})),
                 old_rs.clone(),
                 slice("x8k2d", "IPv4", &[("web-7d4b9c-a", "10.244.1.17", false)]),
             ],
@@ -443,8 +443,8 @@ mod tests {
             ),
         );
         case(
-            vec![
-                service(json!({}), json!({})),
+            &[
+                service(&json!({}), &json!({})),
                 web_deployment(3),
                 old_rs,
                 slice("x8k2d", "IPv4", &[]),
@@ -461,17 +461,17 @@ mod tests {
         let lb = json!({"type": "LoadBalancer", "allocateLoadBalancerNodePorts": true, "externalTrafficPolicy": "Cluster"});
         let ready = || slice("x8k2d", "IPv4", &[("web-7d4b9c-a", "10.244.1.17", true)]);
         case(
-            vec![service(lb.clone(), json!({})), ready()],
+            &[service(&lb, &json!({})), ready()],
             (
                 Some(Reason::NotReady),
                 "1 ready endpoint; waiting for a load balancer address",
             ),
         );
         case(
-            vec![
+            &[
                 service(
-                    lb,
-                    json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.10", "ipMode": "VIP"}]}}),
+                    &lb,
+                    &json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.10", "ipMode": "VIP"}]}}),
                 ),
                 ready(),
             ],

@@ -64,16 +64,16 @@ mod tests {
     use serde_json::json;
 
     #[track_caller]
-    fn case(owned: bool, status: Value, expected: (Option<Reason>, &str)) {
+    fn case(owned: bool, status: &Value, expected: (Option<Reason>, &str)) {
         // A bare pod in these cases is a task (`Never`); the default is covered below.
         let restart = if owned { "Always" } else { "Never" };
         policy_case(owned, restart, status, expected);
     }
 
     #[track_caller]
-    fn policy_case(owned: bool, restart: &str, status: Value, expected: (Option<Reason>, &str)) {
+    fn policy_case(owned: bool, restart: &str, status: &Value, expected: (Option<Reason>, &str)) {
         let owner = owned.then_some(("apps/v1", "ReplicaSet", "web-7d4b9c", "rs-uid"));
-        let mut obj = fixtures::pod("web-7d4b9c-x2x9q", owner, json!({"app": "web"}), status);
+        let mut obj = fixtures::pod("web-7d4b9c-x2x9q", owner, &json!({"app": "web"}), status);
         match restart {
             "" => {
                 obj["spec"].as_object_mut().unwrap().remove("restartPolicy");
@@ -92,10 +92,10 @@ mod tests {
 
     #[test]
     fn managed_pods_need_ready_unmanaged_pods_need_to_complete() {
-        case(true, fixtures::ready_status(), (None, "running and ready"));
+        case(true, &fixtures::ready_status(), (None, "running and ready"));
         case(
             false,
-            fixtures::ready_status(),
+            &fixtures::ready_status(),
             (
                 Some(Reason::NotReady),
                 "running and ready; an unmanaged pod is done when it completes",
@@ -106,7 +106,7 @@ mod tests {
                 "ready": false, "restartCount": 0, "started": false,
                 "state": {"terminated": {"exitCode": 0, "reason": "Completed",
                     "startedAt": "2025-03-04T10:15:05Z", "finishedAt": "2025-03-04T10:16:00Z"}}}]});
-        case(false, done, (None, "completed"));
+        case(false, &done, (None, "completed"));
     }
 
     #[test]
@@ -115,19 +115,19 @@ mod tests {
             None,
             "running and ready (restartPolicy Always: a pod that never completes)",
         );
-        policy_case(false, "Always", fixtures::ready_status(), always);
+        policy_case(false, "Always", &fixtures::ready_status(), always);
         // restartPolicy left out: the API server's default is Always
-        policy_case(false, "", fixtures::ready_status(), always);
+        policy_case(false, "", &fixtures::ready_status(), always);
         let task = (
             Some(Reason::NotReady),
             "running and ready; an unmanaged pod is done when it completes",
         );
-        policy_case(false, "OnFailure", fixtures::ready_status(), task);
-        policy_case(false, "Never", fixtures::ready_status(), task);
+        policy_case(false, "OnFailure", &fixtures::ready_status(), task);
+        policy_case(false, "Never", &fixtures::ready_status(), task);
         policy_case(
             false,
             "Always",
-            fixtures::running_not_ready_status(),
+            &fixtures::running_not_ready_status(),
             (
                 Some(Reason::ReadinessFailing),
                 "container web is running but not ready",
@@ -142,7 +142,7 @@ mod tests {
             "startTime": "2025-03-04T10:15:00Z"});
         case(
             false,
-            evicted,
+            &evicted,
             (
                 Some(Reason::PodFailed),
                 "Evicted: The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. ",
@@ -155,7 +155,7 @@ mod tests {
                     "startedAt": "2025-03-04T10:15:05Z", "finishedAt": "2025-03-04T10:16:00Z"}}}]});
         case(
             false,
-            exited,
+            &exited,
             (
                 Some(Reason::PodFailed),
                 "container web exited with code 2 (Error)",
@@ -163,7 +163,7 @@ mod tests {
         );
         case(
             true,
-            fixtures::crash_loop_status(3, "OOMKilled", 4),
+            &fixtures::crash_loop_status(3, "OOMKilled", 4),
             (
                 Some(Reason::CrashLoop),
                 "container web exited with code 3 (OOMKilled), restarted 4 times",
@@ -176,8 +176,8 @@ mod tests {
         let mut obj = fixtures::pod(
             "task",
             None,
-            json!({"app": "task"}),
-            fixtures::ready_status(),
+            &json!({"app": "task"}),
+            &fixtures::ready_status(),
         );
         obj["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:20:00Z");
         obj["metadata"]["deletionGracePeriodSeconds"] = json!(30);
@@ -197,7 +197,7 @@ mod tests {
     fn waits_carry_their_reason() {
         case(
             true,
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "ImagePullBackOff",
                 "Back-off pulling image \"ghcr.io/acme/web:v2\"",
             ),

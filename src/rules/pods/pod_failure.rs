@@ -180,7 +180,7 @@ mod tests {
     use serde_json::{Value, json};
 
     #[track_caller]
-    fn case(status: Value, expected: Option<(Reason, &str)>) {
+    fn case(status: &Value, expected: Option<(Reason, &str)>) {
         let pod: Pod = typed(&fixtures::rs_pod(
             "web-7d4b9c-x2x9q",
             "rs-uid-2",
@@ -203,14 +203,14 @@ mod tests {
     #[test]
     fn crash_loops_carry_exit_code_and_oom_kills() {
         case(
-            fixtures::crash_loop_status(3, "OOMKilled", 4),
+            &fixtures::crash_loop_status(3, "OOMKilled", 4),
             Some((
                 Reason::CrashLoop,
                 "container web exited with code 3 (OOMKilled), restarted 4 times",
             )),
         );
         case(
-            fixtures::crash_loop_status(1, "Error", 2),
+            &fixtures::crash_loop_status(1, "Error", 2),
             Some((
                 Reason::CrashLoop,
                 "container web exited with code 1, restarted 2 times",
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn config_errors_fail_unless_the_cache_was_merely_cold() {
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "CreateContainerConfigError",
                 "configmap \"web-config\" not found",
             ),
@@ -231,14 +231,14 @@ mod tests {
             )),
         );
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "CreateContainerConfigError",
                 "failed to sync configmap cache: timed out waiting for the condition",
             ),
             None,
         );
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "CreateContainerConfigError",
                 "failed to sync secret cache: timed out waiting for the condition",
             ),
@@ -251,13 +251,13 @@ mod tests {
             "failed to sync secret cache",
         ] {
             case(
-                fixtures::waiting_status("CreateContainerConfigError", message),
+                &fixtures::waiting_status("CreateContainerConfigError", message),
                 None,
             );
         }
         // a sentence that merely mentions a cache is not a cold cache
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "CreateContainerConfigError",
                 "failed to sync cache: secret \"db\" not found",
             ),
@@ -280,7 +280,7 @@ mod tests {
             "startedAt": "2025-03-04T10:15:02Z", "finishedAt": "2025-03-04T10:15:02Z",
             "containerID": "containerd://9c1e0f4d"}});
         case(
-            status.clone(),
+            &status,
             Some((
                 Reason::ContainerCannotRun,
                 "container web cannot run (exit code 126): exec: \"/app/serve\": permission denied",
@@ -288,14 +288,14 @@ mod tests {
         );
         status["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] = json!(128);
         status["containerStatuses"][0]["lastState"]["terminated"]["reason"] = json!("StartError");
-        case(status, None);
+        case(&status, None);
         // exit 128 followed by the usual back-off is a crash loop, not "cannot run"
         let mut looping = fixtures::crash_loop_status(128, "StartError", 3);
         looping["containerStatuses"][0]["lastState"]["terminated"]["message"] = json!(
             "failed to create containerd task: error mounting \"/var/lib/kubelet/pods/x/volumes\""
         );
         case(
-            looping,
+            &looping,
             Some((
                 Reason::CrashLoop,
                 "container web exited with code 128 (StartError), restarted 3 times",
@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn invalid_image_names_and_never_pull_fail_but_pull_errors_do_not() {
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "InvalidImageName",
                 "Failed to apply default image tag \"ghcr.io/acme/Web:v2\": couldn't parse image name",
             ),
@@ -320,24 +320,24 @@ mod tests {
             "Container image \"ghcr.io/acme/web:v2\" is not present with pull policy of Never",
         );
         assert_eq!(
-            doom(&typed(&fixtures::rs_pod("p", "u", "h", never)).unwrap()).map(|d| d.reason),
+            doom(&typed(&fixtures::rs_pod("p", "u", "h", &never)).unwrap()).map(|d| d.reason),
             Some(Reason::InvalidImageName)
         );
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "ErrImagePull",
                 "rpc error: code = NotFound desc = failed to pull and unpack image \"ghcr.io/acme/web:v2\": not found",
             ),
             None,
         );
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "ImagePullBackOff",
                 "Back-off pulling image \"ghcr.io/acme/web:v2\"",
             ),
             None,
         );
-        case(fixtures::ready_status(), None);
+        case(&fixtures::ready_status(), None);
     }
 
     #[test]
@@ -354,7 +354,7 @@ mod tests {
             "web-7d4b9c-x2x9q",
             "rs-uid-2",
             "7d4b9c",
-            status,
+            &status,
         ))
         .unwrap();
         let d = doom(&pod).unwrap();

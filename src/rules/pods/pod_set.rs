@@ -221,7 +221,7 @@ mod tests {
                     &format!("web-7d4b9c-{i}"),
                     "rs-uid-2",
                     "7d4b9c",
-                    s,
+                    &s,
                 ))
                 .unwrap()
             })
@@ -267,7 +267,7 @@ mod tests {
             "web-7d4b9c-z",
             "rs-uid-2",
             "7d4b9c",
-            fixtures::crash_loop_status(1, "Error", 2),
+            &fixtures::crash_loop_status(1, "Error", 2),
         );
         leaving["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:20:00Z");
         leaving["metadata"]["deletionGracePeriodSeconds"] = json!(30);

@@ -222,7 +222,7 @@ mod tests {
 
     const POD: &str = "web-7d4b9c-x2x9q";
 
-    fn state(status: Value, events: &[Value]) -> PodState {
+    fn state(status: &Value, events: &[Value]) -> PodState {
         let pod: Pod = typed(&fixtures::rs_pod(POD, "rs-uid-2", "7d4b9c", status)).unwrap();
         let events: Vec<Event> = events.iter().map(|e| typed(e).unwrap()).collect();
         pod_state(&pod, &events, &RegistryViews::new())
@@ -233,7 +233,7 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(status: Value, events: &[Value], reason: Reason, detail: &str) {
+    fn case(status: &Value, events: &[Value], reason: Reason, detail: &str) {
         let s = state(status, events);
         assert_eq!(
             (s.pending_reason(), s.detail().as_str()),
@@ -246,14 +246,14 @@ mod tests {
     fn a_bare_back_off_is_image_pull_backoff_but_a_visible_error_is_registry_slow() {
         let bare = format!("Back-off pulling image \"{IMAGE}\"");
         case(
-            fixtures::waiting_status("ImagePullBackOff", &bare),
+            &fixtures::waiting_status("ImagePullBackOff", &bare),
             &[event("Normal", "BackOff", &bare, 6)],
             Reason::ImagePullBackoff,
             "container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible",
         );
         // Kubernetes 1.32+ appends the last error to the back-off message.
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "ImagePullBackOff",
                 &format!(
                     "{bare}: ErrImagePull: failed to pull and unpack image \"{IMAGE}\": failed to resolve reference \"{IMAGE}\": unexpected status from HEAD request: 429 Too Many Requests"
@@ -265,7 +265,7 @@ mod tests {
         );
         // Up to 1.31 the cause is only in the kubelet's Failed event.
         case(
-            fixtures::waiting_status("ImagePullBackOff", &bare),
+            &fixtures::waiting_status("ImagePullBackOff", &bare),
             &[
                 event("Warning", "Failed", "Error: ErrImagePull", 3),
                 event(
@@ -282,7 +282,7 @@ mod tests {
             "still pulling ghcr.io/acme/web:v2 after 3 failed attempts over 5m0s; last error: dial tcp: lookup ghcr.io: i/o timeout",
         );
         case(
-            fixtures::waiting_status(
+            &fixtures::waiting_status(
                 "ErrImagePull",
                 "rpc error: code = Unknown desc = 503 Service Unavailable",
             ),
@@ -302,7 +302,7 @@ mod tests {
             1,
         );
         case(
-            creating.clone(),
+            &creating,
             std::slice::from_ref(&pulling),
             Reason::RegistrySlow,
             "container web is still pulling image \"ghcr.io/acme/web:v2\"",
@@ -316,7 +316,7 @@ mod tests {
             2,
         );
         case(
-            creating,
+            &creating,
             &[pulling, pulled],
             Reason::NotReady,
             "container web is waiting (ContainerCreating)",
@@ -326,13 +326,13 @@ mod tests {
     #[test]
     fn scheduling_and_readiness_trouble_have_their_own_reasons() {
         case(
-            fixtures::unschedulable_status(),
+            &fixtures::unschedulable_status(),
             &[],
             Reason::Unschedulable,
             "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
         );
         case(
-            fixtures::running_not_ready_status(),
+            &fixtures::running_not_ready_status(),
             &[event(
                 "Warning",
                 "Unhealthy",
@@ -346,11 +346,11 @@ mod tests {
 
     #[test]
     fn phases_and_readiness_come_before_container_details() {
-        assert_eq!(state(fixtures::ready_status(), &[]), PodState::Ready);
+        assert_eq!(state(&fixtures::ready_status(), &[]), PodState::Ready);
         let evicted = json!({"phase": "Failed", "reason": "Evicted",
             "message": "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki.",
             "startTime": "2025-03-04T10:15:00Z"});
-        let s = state(evicted, &[]);
+        let s = state(&evicted, &[]);
         assert!(s.is_terminal());
         assert_eq!(
             s.detail(),
@@ -358,7 +358,7 @@ mod tests {
         );
         let crashed = fixtures::crash_loop_status(1, "Error", 3);
         assert!(
-            matches!(state(crashed, &[]), PodState::Doomed(d) if d.reason == Reason::CrashLoop)
+            matches!(state(&crashed, &[]), PodState::Doomed(d) if d.reason == Reason::CrashLoop)
         );
     }
 }

@@ -102,7 +102,7 @@ mod tests {
                 "generation": 2, "creationTimestamp": "2025-03-01T09:00:00Z",
                 "annotations": {"deprecated.daemonset.template.generation": "2"}},
             "spec": {"selector": {"matchLabels": {"app": "node-agent"}},
-                "template": fixtures::pod_template(json!({"app": "node-agent"})),
+                "template": fixtures::pod_template(&json!({"app": "node-agent"})),
                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
                 "revisionHistoryLimit": 10},
             "status": {"currentNumberScheduled": 3, "numberMisscheduled": 0, "desiredNumberScheduled": 3,
@@ -126,18 +126,18 @@ mod tests {
         })
     }
 
-    fn pod(node: &str, hash: &str, generation: &str, status: Value) -> Value {
+    fn pod(node: &str, hash: &str, generation: &str, status: &Value) -> Value {
         let labels = json!({"app": "node-agent", "controller-revision-hash": hash, "pod-template-generation": generation});
         fixtures::pod(
             &format!("node-agent-{node}"),
             Some(("apps/v1", "DaemonSet", "node-agent", UID)),
-            labels,
+            &labels,
             status,
         )
     }
 
     /// A pod of the current template (revision 2) on `node`.
-    fn pod_on(node: &str, status: Value) -> Value {
+    fn pod_on(node: &str, status: &Value) -> Value {
         let mut p = pod(&node.replace("node-", "n"), "6d8f7c9b5", "2", status);
         p["spec"]["nodeName"] = json!(node);
         p
@@ -150,24 +150,24 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
-        let snap = fixtures::snapshot(&objects);
+    fn case(objects: &[Value], expected: (Option<Reason>, &str)) {
+        let snap = fixtures::snapshot(objects);
         let got = assess(&objects[0], &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
     }
 
     #[test]
     fn every_node_needs_an_updated_available_pod() {
-        case(vec![ds(3, 3)], (None, "3/3 nodes updated, 3 available"));
+        case(&[ds(3, 3)], (None, "3/3 nodes updated, 3 available"));
         case(
-            vec![
+            &[
                 ds(2, 2),
                 revision("6d8f7c9b5", 2),
                 pod(
                     "abcde",
                     "6d8f7c9b5",
                     "2",
-                    fixtures::running_not_ready_status(),
+                    &fixtures::running_not_ready_status(),
                 ),
             ],
             (
@@ -185,14 +185,14 @@ mod tests {
             vec![
                 ds(3, 2),
                 revision("6d8f7c9b5", 2),
-                pod_on("node-1", ready()),
-                pod_on("node-2", ready()),
-                pod_on("node-3", stale()),
+                pod_on("node-1", &ready()),
+                pod_on("node-2", &ready()),
+                pod_on("node-3", &stale()),
             ]
         };
         // without the Nodes, every pod counts
         case(
-            base(),
+            &base(),
             (
                 Some(Reason::ReadinessFailing),
                 "3/3 nodes updated, 2 available; 1 of 3 pods of the current template not ready: container web is running but not ready",
@@ -205,19 +205,19 @@ mod tests {
             fixtures::node("node-3", false, false),
         ]);
         case(
-            with_nodes,
+            &with_nodes,
             (
                 None,
                 "3/3 nodes updated, 2 available; 2 counted pods ready; 1 pod not counted: 1 on NotReady node node-3",
             ),
         );
         case(
-            vec![
+            &[
                 ds(3, 1),
                 revision("6d8f7c9b5", 2),
-                pod_on("node-1", ready()),
-                pod_on("node-2", stale()),
-                pod_on("node-3", evicted()),
+                pod_on("node-1", &ready()),
+                pod_on("node-2", &stale()),
+                pod_on("node-3", &evicted()),
                 fixtures::node("node-1", true, false),
                 fixtures::node("node-2", true, true),
                 fixtures::node("node-3", true, false),
@@ -229,12 +229,12 @@ mod tests {
         );
         // a counted pod that is not ready still holds it, and the message says what was left out
         case(
-            vec![
+            &[
                 ds(3, 1),
                 revision("6d8f7c9b5", 2),
-                pod_on("node-1", ready()),
-                pod_on("node-2", stale()),
-                pod_on("node-3", stale()),
+                pod_on("node-1", &ready()),
+                pod_on("node-2", &stale()),
+                pod_on("node-3", &stale()),
                 fixtures::node("node-1", true, false),
                 fixtures::node("node-2", true, false),
                 fixtures::node("node-3", false, false),
@@ -253,11 +253,11 @@ mod tests {
             ds(1, 2),
             revision("5b7c9d1e3", 1),
             revision("6d8f7c9b5", 2),
-            pod("aaaaa", "6d8f7c9b5", "2", crash.clone()),
-            pod("bbbbb", "5b7c9d1e3", "1", fixtures::ready_status()),
+            pod("aaaaa", "6d8f7c9b5", "2", &crash),
+            pod("bbbbb", "5b7c9d1e3", "1", &fixtures::ready_status()),
         ];
         case(
-            objects,
+            &objects,
             (
                 Some(Reason::CrashLoop),
                 "1 of 1 pod of the current template crash looping: container web exited with code 2, restarted 3 times",
@@ -266,7 +266,7 @@ mod tests {
         // an old-template pod crashing is not this rollout's failure; without any
         // ControllerRevision seen, pod-template-generation tells old from new
         case(
-            vec![ds(1, 1), pod("bbbbb", "5b7c9d1e3", "1", crash)],
+            &[ds(1, 1), pod("bbbbb", "5b7c9d1e3", "1", &crash)],
             (Some(Reason::NotReady), "1/3 nodes updated, 1 available"),
         );
     }

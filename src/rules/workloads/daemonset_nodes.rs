@@ -29,10 +29,10 @@ impl Counting {
             let node = node_name.and_then(|n| snapshot.get::<Node>(None, n));
             match (node_name, node.as_ref().map(health)) {
                 (Some(name), Some(NodeHealth::NotReady)) => {
-                    out.not_ready_nodes.push(name.to_owned())
+                    out.not_ready_nodes.push(name.to_owned());
                 }
                 (Some(name), Some(NodeHealth::Cordoned)) => {
-                    out.cordoned_nodes.push(name.to_owned())
+                    out.cordoned_nodes.push(name.to_owned());
                 }
                 _ => out.counted.push(pod.clone()),
             }

@@ -175,15 +175,14 @@ fn finished(pod: &Pod) -> bool {
 }
 
 fn describe(mode: RequiredRollout, dep: &Deployment, desired: i32) -> String {
-    match mode {
-        RequiredRollout::Percent(p) => format!("required-rollout {p}%"),
-        _ => {
-            let strategy = dep.spec.as_ref().and_then(|s| s.strategy.as_ref());
-            format!(
-                "required-rollout maxUnavailable: {}",
-                max_unavailable(strategy, desired)
-            )
-        }
+    if let RequiredRollout::Percent(p) = mode {
+        format!("required-rollout {p}%")
+    } else {
+        let strategy = dep.spec.as_ref().and_then(|s| s.strategy.as_ref());
+        format!(
+            "required-rollout maxUnavailable: {}",
+            max_unavailable(strategy, desired)
+        )
     }
 }
 
@@ -232,14 +231,14 @@ mod tests {
 
     const DEP_UID: &str = "6f1c2a3b-58d4-4e7a-9b0c-1d2e3f4a5b6c";
 
-    fn deployment(generation: i64, status: Value) -> Value {
+    fn deployment(generation: i64, status: &Value) -> Value {
         json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "web", "namespace": "shop", "uid": DEP_UID, "resourceVersion": "48200",
                 "generation": generation, "creationTimestamp": "2025-03-01T09:00:00Z", "labels": {"app": "web"},
                 "annotations": {"deployment.kubernetes.io/revision": "4"}},
             "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-                "template": fixtures::pod_template(json!({"app": "web"})),
+                "template": fixtures::pod_template(&json!({"app": "web"})),
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
                 "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
             "status": status
@@ -251,7 +250,7 @@ mod tests {
         replicas: i32,
         updated: i32,
         available: i32,
-        progressing: Value,
+        progressing: &Value,
     ) -> Value {
         json!({"observedGeneration": observed, "replicas": replicas, "updatedReplicas": updated,
             "readyReplicas": available, "availableReplicas": available,
@@ -284,8 +283,8 @@ mod tests {
         )
     }
 
-    fn snapshot(objects: Vec<Value>) -> Snapshot {
-        fixtures::snapshot(&objects)
+    fn snapshot(objects: &[Value]) -> Snapshot {
+        fixtures::snapshot(objects)
     }
 
     fn target() -> Target {
@@ -293,7 +292,7 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(target: &Target, objects: Vec<Value>, expected: (Option<Reason>, &str)) {
+    fn case(target: &Target, objects: &[Value], expected: (Option<Reason>, &str)) {
         let snap = snapshot(objects);
         let obj = snap.get_raw(&target.key()).unwrap();
         let got = assess(&obj, target, &snap);
@@ -319,7 +318,7 @@ mod tests {
         )
     }
 
-    fn new_pod(i: usize, status: Value) -> Value {
+    fn new_pod(i: usize, status: &Value) -> Value {
         fixtures::rs_pod(
             &format!("web-7d4b9c-{i}"),
             &uid("web-7d4b9c"),
@@ -333,7 +332,7 @@ mod tests {
         // generation 5 was just applied; status still describes generation 4, fully rolled out
         case(
             &target(),
-            vec![deployment(5, status(4, 3, 3, 3, complete())), new_rs(3)],
+            &[deployment(5, &status(4, 3, 3, 3, &complete())), new_rs(3)],
             (
                 Some(Reason::NotReady),
                 "waiting for the deployment controller to observe generation 5 (status is for 4)",
@@ -344,16 +343,16 @@ mod tests {
     #[test]
     fn a_full_rollout_needs_every_replica_updated_available_and_old_pods_gone() {
         let ready = fixtures::ready_status;
-        let old_pod = fixtures::rs_pod("web-5f6a7b-0", &uid("web-5f6a7b"), "5f6a7b", ready());
+        let old_pod = fixtures::rs_pod("web-5f6a7b-0", &uid("web-5f6a7b"), "5f6a7b", &ready());
         case(
             &target(),
-            vec![
-                deployment(5, status(5, 3, 2, 1, updating())),
+            &[
+                deployment(5, &status(5, 3, 2, 1, &updating())),
                 new_rs(1),
                 old_rs(1),
                 old_pod.clone(),
-                new_pod(0, ready()),
-                new_pod(1, fixtures::running_not_ready_status()),
+                new_pod(0, &ready()),
+                new_pod(1, &fixtures::running_not_ready_status()),
             ],
             (
                 Some(Reason::ReadinessFailing),
@@ -365,8 +364,8 @@ mod tests {
         leaving["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:25:30Z");
         case(
             &target(),
-            vec![
-                deployment(5, status(5, 3, 3, 3, complete())),
+            &[
+                deployment(5, &status(5, 3, 3, 3, &complete())),
                 new_rs(3),
                 old_rs(0),
                 leaving,
@@ -378,19 +377,19 @@ mod tests {
         );
         case(
             &target(),
-            vec![
-                deployment(5, status(5, 3, 3, 3, complete())),
+            &[
+                deployment(5, &status(5, 3, 3, 3, &complete())),
                 new_rs(3),
                 old_rs(0),
-                new_pod(0, ready()),
-                new_pod(1, ready()),
-                new_pod(2, ready()),
+                new_pod(0, &ready()),
+                new_pod(1, &ready()),
+                new_pod(2, &ready()),
             ],
             (None, "3/3 replicas updated, 3 available"),
         );
     }
 
-    fn rolled_back_dep(status: Value) -> Value {
+    fn rolled_back_dep(status: &Value) -> Value {
         let patch =
             json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "10"}}});
         merged(deployment(6, status), patch)
@@ -409,13 +408,13 @@ mod tests {
                 &format!("web-5f6a7b-{i}"),
                 &uid("web-5f6a7b"),
                 "5f6a7b",
-                crash(),
+                &crash(),
             )
         };
         case(
             &target(),
-            vec![
-                rolled_back_dep(status(6, 3, 3, 0, updating())),
+            &[
+                rolled_back_dep(&status(6, 3, 3, 0, &updating())),
                 rolled_back,
                 abandoned.clone(),
                 pod(0),
@@ -433,7 +432,7 @@ mod tests {
                 &format!("web-7d4b9c-{i}"),
                 &uid("web-7d4b9c"),
                 "7d4b9c",
-                crash(),
+                &crash(),
             )
         };
         let healthy = fixtures::replica_set("5f6a7b", "10", DEP_UID, 3, 1, "2025-03-01T09:00:00Z");
@@ -441,12 +440,12 @@ mod tests {
             "web-5f6a7b-0",
             &uid("web-5f6a7b"),
             "5f6a7b",
-            fixtures::ready_status(),
+            &fixtures::ready_status(),
         );
         case(
             &target(),
-            vec![
-                rolled_back_dep(status(6, 3, 1, 1, updating())),
+            &[
+                rolled_back_dep(&status(6, 3, 1, 1, &updating())),
                 healthy,
                 abandoned,
                 ready_pod,
@@ -465,11 +464,11 @@ mod tests {
         let crash = || fixtures::crash_loop_status(1, "Error", 2);
         case(
             &target(),
-            vec![
-                deployment(5, status(5, 3, 3, 1, updating())),
+            &[
+                deployment(5, &status(5, 3, 3, 1, &updating())),
                 new_rs(1),
-                new_pod(0, fixtures::ready_status()),
-                new_pod(1, crash()),
+                new_pod(0, &fixtures::ready_status()),
+                new_pod(1, &crash()),
             ],
             (
                 Some(Reason::NotReady),
@@ -481,11 +480,11 @@ mod tests {
         };
         case(
             &target(),
-            vec![
-                deployment(5, status(5, 3, 3, 0, updating())),
+            &[
+                deployment(5, &status(5, 3, 3, 0, &updating())),
                 new_rs(0),
-                new_pod(0, config()),
-                new_pod(1, config()),
+                new_pod(0, &config()),
+                new_pod(1, &config()),
             ],
             (
                 Some(Reason::ContainerConfigError),
@@ -498,21 +497,21 @@ mod tests {
     fn complete_counts_are_no_success_while_a_condition_is_false() {
         let complete_objects = |status: Value| {
             vec![
-                deployment(5, status),
+                deployment(5, &status),
                 new_rs(3),
                 old_rs(0),
-                new_pod(0, fixtures::ready_status()),
-                new_pod(1, fixtures::ready_status()),
-                new_pod(2, fixtures::ready_status()),
+                new_pod(0, &fixtures::ready_status()),
+                new_pod(1, &fixtures::ready_status()),
+                new_pod(2, &fixtures::ready_status()),
             ]
         };
-        let mut unavailable = status(5, 3, 3, 3, complete());
+        let mut unavailable = status(5, 3, 3, 3, &complete());
         unavailable["conditions"][0] = json!({"type": "Available", "status": "False",
             "lastUpdateTime": "2025-03-04T10:25:01Z", "lastTransitionTime": "2025-03-04T10:25:01Z",
             "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability."});
         case(
             &target(),
-            complete_objects(unavailable),
+            &complete_objects(unavailable),
             (
                 Some(Reason::NotReady),
                 "3/3 replicas updated, 3 available, but the Deployment's Available condition is False (MinimumReplicasUnavailable: Deployment does not have minimum availability)",
@@ -525,20 +524,20 @@ mod tests {
         );
         case(
             &target(),
-            complete_objects(status(5, 3, 3, 3, create_error)),
+            &complete_objects(status(5, 3, 3, 3, &create_error)),
             (
                 Some(Reason::NotReady),
                 "3/3 replicas updated, 3 available, but the Deployment's Progressing condition is False (ReplicaSetCreateError: Failed to create new replica set \"web-7d4b9c\": replicasets.apps \"web-7d4b9c\" is forbidden: exceeded quota: compute)",
             ),
         );
         // a partial required-rollout asks for less than the controller's Available
-        let mut partial = status(5, 4, 3, 2, updating());
+        let mut partial = status(5, 4, 3, 2, &updating());
         partial["conditions"][0] = json!({"type": "Available", "status": "False",
             "lastUpdateTime": "2025-03-04T10:25:01Z", "lastTransitionTime": "2025-03-04T10:25:01Z",
             "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability."});
         case(
             &target().with_annotation(KRANE_REQUIRED_ROLLOUT_ANNOTATION, "50%"),
-            vec![deployment(5, partial), new_rs(2), old_rs(1)],
+            &[deployment(5, &partial), new_rs(2), old_rs(1)],
             (
                 None,
                 "2/3 new replicas available, 2 required (required-rollout 50%)",
@@ -548,7 +547,7 @@ mod tests {
         let paused = progressing("Unknown", "DeploymentPaused", "Deployment is paused");
         case(
             &target(),
-            complete_objects(status(5, 3, 3, 3, paused)),
+            &complete_objects(status(5, 3, 3, 3, &paused)),
             (None, "3/3 replicas updated, 3 available"),
         );
     }
@@ -565,22 +564,22 @@ mod tests {
             "Back-off pulling image \"ghcr.io/acme/web:v2\"",
         );
         let objects = vec![
-            deployment(5, status(5, 4, 1, 3, stalled)),
+            deployment(5, &status(5, 4, 1, 3, &stalled)),
             new_rs(0),
             old_rs(3),
-            new_pod(0, pull),
+            new_pod(0, &pull),
         ];
         let expected = "1/3 replicas updated, 3 available; no progress for 600s (ProgressDeadlineExceeded): ReplicaSet \"web-7d4b9c\" has timed out progressing; 1 of 1 new pod waiting for its image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible";
         case(
             &target(),
-            objects.clone(),
+            &objects,
             (Some(Reason::ProgressDeadlineExceeded), expected),
         );
         // a condition older than this apply belongs to an earlier rollout
         let later = target().with_applied_at("2025-03-04T10:30:00Z".parse().unwrap());
         case(
             &later,
-            objects,
+            &objects,
             (
                 Some(Reason::ImagePullBackoff),
                 "1/3 replicas updated, 3 available; 1 of 1 new pod waiting for its image: container web cannot pull image \"ghcr.io/acme/web:v2\" yet (ImagePullBackOff), no pull error visible",
@@ -593,7 +592,7 @@ mod tests {
         let with = |mode: &str| target().with_annotation(KRANE_REQUIRED_ROLLOUT_ANNOTATION, mode);
         let mid = || {
             vec![
-                deployment(5, status(5, 4, 3, 2, updating())),
+                deployment(5, &status(5, 4, 3, 2, &updating())),
                 new_rs(2),
                 old_rs(1),
             ]
@@ -601,7 +600,7 @@ mod tests {
         // 25% of 3 rounds down to 0 unavailable: all 3 must be available
         case(
             &with("maxUnavailable"),
-            mid(),
+            &mid(),
             (
                 Some(Reason::NotReady),
                 "2/3 new replicas available, 3 required (required-rollout maxUnavailable: 0)",
@@ -609,7 +608,7 @@ mod tests {
         );
         case(
             &with("50%"),
-            mid(),
+            &mid(),
             (
                 None,
                 "2/3 new replicas available, 2 required (required-rollout 50%)",
@@ -617,7 +616,7 @@ mod tests {
         );
         case(
             &with("none"),
-            mid(),
+            &mid(),
             (
                 None,
                 "new ReplicaSet web-7d4b9c created (required-rollout: none)",
@@ -625,20 +624,20 @@ mod tests {
         );
         case(
             &with("none"),
-            vec![deployment(5, status(5, 3, 0, 3, updating())), old_rs(3)],
+            &[deployment(5, &status(5, 3, 0, 3, &updating())), old_rs(3)],
             (
                 Some(Reason::NotReady),
                 "waiting for the new ReplicaSet (revision 4)",
             ),
         );
         let ten = merged(
-            deployment(5, status(5, 10, 10, 8, updating())),
+            deployment(5, &status(5, 10, 10, 8, &updating())),
             json!({"spec": {"replicas": 10}}),
         );
         let rs = fixtures::replica_set("7d4b9c", "4", DEP_UID, 10, 8, "2025-03-04T10:15:00Z");
         case(
             &with("maxUnavailable"),
-            vec![ten, rs],
+            &[ten, rs],
             (
                 None,
                 "8/10 new replicas available, 8 required (required-rollout maxUnavailable: 2)",
@@ -650,14 +649,14 @@ mod tests {
     fn zero_replicas_succeed_once_observed() {
         let zero = |generation, observed| {
             merged(
-                deployment(generation, json!({"observedGeneration": observed})),
+                deployment(generation, &json!({"observedGeneration": observed})),
                 json!({"spec": {"replicas": 0}}),
             )
         };
-        case(&target(), vec![zero(7, 7)], (None, "scaled to 0 replicas"));
+        case(&target(), &[zero(7, 7)], (None, "scaled to 0 replicas"));
         case(
             &target(),
-            vec![zero(7, 6)],
+            &[zero(7, 6)],
             (
                 Some(Reason::NotReady),
                 "waiting for the deployment controller to observe generation 7 (status is for 6)",

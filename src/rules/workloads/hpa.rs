@@ -45,7 +45,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn hpa(conditions: Value) -> Value {
+    fn hpa(conditions: &Value) -> Value {
         json!({
             "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
             "metadata": {"name": "web", "namespace": "shop", "uid": "a1a1a1a1-2b2b-4c3c-8d4d-5e5e5e5e5e5e",
@@ -62,8 +62,8 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(obj: Value, expected: (Option<Reason>, &str)) {
-        let got = assess(&obj);
+    fn case(obj: &Value, expected: (Option<Reason>, &str)) {
+        let got = assess(obj);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
     }
 
@@ -76,7 +76,7 @@ mod tests {
             "recommended size matches current size",
         );
         case(
-            hpa(json!([
+            &hpa(&json!([
                 able.clone(),
                 cond(
                     "ScalingActive",
@@ -91,7 +91,7 @@ mod tests {
             ),
         );
         case(
-            hpa(json!([
+            &hpa(&json!([
                 able.clone(),
                 cond(
                     "ScalingActive",
@@ -106,7 +106,7 @@ mod tests {
             ),
         );
         case(
-            hpa(json!([
+            &hpa(&json!([
                 able.clone(),
                 cond(
                     "ScalingActive",
@@ -121,7 +121,7 @@ mod tests {
             ),
         );
         case(
-            hpa(json!([
+            &hpa(&json!([
                 able,
                 cond(
                     "ScalingActive",
@@ -136,7 +136,7 @@ mod tests {
             ),
         );
         case(
-            hpa(json!(null)),
+            &hpa(&json!(null)),
             (
                 Some(Reason::NotReady),
                 "waiting for the autoscaler to report ScalingActive",
@@ -155,11 +155,11 @@ mod tests {
             ),
             cond("ScalingActive", "True", "ValidMetricFound", "ok")
         ]);
-        let mut obj = hpa(json!(null));
+        let mut obj = hpa(&json!(null));
         obj["apiVersion"] = json!("autoscaling/v1");
         obj["metadata"]["annotations"] = json!({V1_CONDITIONS_ANNOTATION: conditions.to_string()});
         case(
-            obj,
+            &obj,
             (
                 Some(Reason::NotReady),
                 "AbleToScale=False (FailedGetScale): the HPA controller was unable to get the target's current scale: deployments/scale.apps \"web\" not found",

@@ -110,9 +110,9 @@ mod tests {
 
     const UID: &str = "b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e";
 
-    fn job(restart_policy: &str, backoff_limit: i32, status: Value) -> Value {
+    fn job(restart_policy: &str, backoff_limit: i32, status: &Value) -> Value {
         let mut template = fixtures::pod_template(
-            json!({"batch.kubernetes.io/controller-uid": UID,
+            &json!({"batch.kubernetes.io/controller-uid": UID,
             "batch.kubernetes.io/job-name": "migrate", "controller-uid": UID, "job-name": "migrate"}),
         );
         template["spec"]["restartPolicy"] = json!(restart_policy);
@@ -135,20 +135,20 @@ mod tests {
             "lastTransitionTime": "2025-03-04T10:17:00Z", "reason": reason, "message": message})
     }
 
-    fn pod(name: &str, status: Value) -> Value {
+    fn pod(name: &str, status: &Value) -> Value {
         let labels = json!({"batch.kubernetes.io/controller-uid": UID, "batch.kubernetes.io/job-name": "migrate",
             "controller-uid": UID, "job-name": "migrate"});
         fixtures::pod(
             name,
             Some(("batch/v1", "Job", "migrate", UID)),
-            labels,
+            &labels,
             status,
         )
     }
 
     #[track_caller]
-    fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
-        let snap = fixtures::snapshot(&objects);
+    fn case(objects: &[Value], expected: (Option<Reason>, &str)) {
+        let snap = fixtures::snapshot(objects);
         let got = assess(&objects[0], &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
         assert_eq!(
@@ -165,7 +165,7 @@ mod tests {
             "startTime": "2025-03-04T10:15:00Z", "completionTime": "2025-03-04T10:17:00Z",
             "succeeded": 1, "terminating": 0, "ready": 0, "uncountedTerminatedPods": {}});
         case(
-            vec![job("Never", 6, done)],
+            &[job("Never", 6, &done)],
             (None, "completed: 1/1 pods succeeded"),
         );
         let failed = json!({"conditions": [
@@ -173,7 +173,7 @@ mod tests {
                 condition("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")],
             "startTime": "2025-03-04T10:15:00Z", "failed": 7, "terminating": 0, "ready": 0, "uncountedTerminatedPods": {}});
         case(
-            vec![job("Never", 6, failed)],
+            &[job("Never", 6, &failed)],
             (
                 Some(Reason::JobFailed),
                 "job failed (BackoffLimitExceeded): Job has reached the specified backoff limit",
@@ -189,14 +189,14 @@ mod tests {
         };
         // at the limit the controller still makes one more attempt
         case(
-            vec![job("Never", 2, counts(2, 1))],
+            &[job("Never", 2, &counts(2, 1))],
             (
                 Some(Reason::NotReady),
                 "1 active, 0/1 succeeded, 2 failed (backoffLimit 2)",
             ),
         );
         case(
-            vec![job("Never", 2, counts(3, 0))],
+            &[job("Never", 2, &counts(3, 0))],
             (
                 Some(Reason::JobFailed),
                 "3 pods failed, more than backoffLimit 2",
@@ -205,9 +205,9 @@ mod tests {
         let mut restarting = fixtures::running_not_ready_status();
         restarting["containerStatuses"][0]["restartCount"] = json!(2);
         case(
-            vec![
-                job("OnFailure", 2, counts(0, 1)),
-                pod("migrate-x7k2p", restarting),
+            &[
+                job("OnFailure", 2, &counts(0, 1)),
+                pod("migrate-x7k2p", &restarting),
             ],
             (
                 Some(Reason::JobFailed),
@@ -221,11 +221,11 @@ mod tests {
         let counts = json!({"startTime": "2025-03-04T10:15:00Z", "active": 1, "ready": 0, "terminating": 0,
             "uncountedTerminatedPods": {}});
         case(
-            vec![
-                job("Never", 6, counts.clone()),
+            &[
+                job("Never", 6, &counts),
                 pod(
                     "migrate-x7k2p",
-                    fixtures::waiting_status(
+                    &fixtures::waiting_status(
                         "CreateContainerConfigError",
                         "secret \"db-url\" not found",
                     ),
@@ -237,9 +237,9 @@ mod tests {
             ),
         );
         case(
-            vec![
-                job("Never", 6, counts.clone()),
-                pod("migrate-x7k2p", fixtures::unschedulable_status()),
+            &[
+                job("Never", 6, &counts),
+                pod("migrate-x7k2p", &fixtures::unschedulable_status()),
             ],
             (
                 Some(Reason::Unschedulable),

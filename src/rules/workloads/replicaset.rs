@@ -65,7 +65,7 @@ mod tests {
                 &format!("web-7d4b9c-{i}"),
                 &uid("web-7d4b9c"),
                 "7d4b9c",
-                status,
+                &status,
             )
         };
         let (rs, s) = snap(

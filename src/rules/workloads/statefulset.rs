@@ -89,13 +89,13 @@ mod tests {
     const OLD: &str = "db-5c9f8d7b6a";
     const NEW: &str = "db-7b8f6d5c9d";
 
-    fn sts(status: Value, update_strategy: Value) -> Value {
+    fn sts(status: &Value, update_strategy: &Value) -> Value {
         json!({
             "apiVersion": "apps/v1", "kind": "StatefulSet",
             "metadata": {"name": "db", "namespace": "shop", "uid": UID, "resourceVersion": "50100",
                 "generation": 3, "creationTimestamp": "2025-03-01T09:00:00Z", "labels": {"app": "db"}},
             "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "db"}},
-                "template": fixtures::pod_template(json!({"app": "db"})), "serviceName": "db",
+                "template": fixtures::pod_template(&json!({"app": "db"})), "serviceName": "db",
                 "podManagementPolicy": "OrderedReady", "updateStrategy": update_strategy,
                 "revisionHistoryLimit": 10,
                 "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"}},
@@ -113,21 +113,21 @@ mod tests {
         json!({"type": "RollingUpdate", "rollingUpdate": {"partition": partition}})
     }
 
-    fn pod(ordinal: usize, revision: &str, status: Value) -> Value {
+    fn pod(ordinal: usize, revision: &str, status: &Value) -> Value {
         let name = format!("db-{ordinal}");
         let labels = json!({"app": "db", "controller-revision-hash": revision,
             "statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": ordinal.to_string()});
         fixtures::pod(
             &name,
             Some(("apps/v1", "StatefulSet", "db", UID)),
-            labels,
+            &labels,
             status,
         )
     }
 
     #[track_caller]
-    fn case(objects: Vec<Value>, expected: (Option<Reason>, &str)) {
-        let snap = fixtures::snapshot(&objects);
+    fn case(objects: &[Value], expected: (Option<Reason>, &str)) {
+        let snap = fixtures::snapshot(objects);
         let got = assess(&objects[0], &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
     }
@@ -135,14 +135,14 @@ mod tests {
     #[test]
     fn rolling_updates_wait_for_the_update_revision_everywhere() {
         case(
-            vec![sts(status(OLD, 3, 1), rolling(0))],
+            &[sts(&status(OLD, 3, 1), &rolling(0))],
             (
                 Some(Reason::NotReady),
                 "3/3 ready, 1/3 updated to revision db-7b8f6d5c9d",
             ),
         );
         case(
-            vec![sts(status(NEW, 3, 3), rolling(0))],
+            &[sts(&status(NEW, 3, 3), &rolling(0))],
             (None, "3/3 ready, 3/3 updated to revision db-7b8f6d5c9d"),
         );
     }
@@ -150,14 +150,14 @@ mod tests {
     #[test]
     fn a_partition_holds_the_current_revision_back_on_purpose() {
         case(
-            vec![sts(status(OLD, 3, 1), rolling(2))],
+            &[sts(&status(OLD, 3, 1), &rolling(2))],
             (
                 None,
                 "3/3 ready, 1/1 updated to revision db-7b8f6d5c9d (partition 2)",
             ),
         );
         case(
-            vec![sts(status(OLD, 2, 0), rolling(2))],
+            &[sts(&status(OLD, 2, 0), &rolling(2))],
             (
                 Some(Reason::NotReady),
                 "2/3 ready, 0/1 updated to revision db-7b8f6d5c9d (partition 2)",
@@ -169,11 +169,11 @@ mod tests {
     fn any_doomed_pod_of_the_update_revision_fails_but_old_ones_do_not() {
         let crash = fixtures::crash_loop_status(137, "OOMKilled", 6);
         case(
-            vec![
-                sts(status(OLD, 2, 1), rolling(0)),
-                pod(0, OLD, fixtures::ready_status()),
-                pod(1, OLD, fixtures::ready_status()),
-                pod(2, NEW, crash.clone()),
+            &[
+                sts(&status(OLD, 2, 1), &rolling(0)),
+                pod(0, OLD, &fixtures::ready_status()),
+                pod(1, OLD, &fixtures::ready_status()),
+                pod(2, NEW, &crash),
             ],
             (
                 Some(Reason::CrashLoop),
@@ -181,7 +181,7 @@ mod tests {
             ),
         );
         case(
-            vec![sts(status(OLD, 2, 0), rolling(0)), pod(2, OLD, crash)],
+            &[sts(&status(OLD, 2, 0), &rolling(0)), pod(2, OLD, &crash)],
             (
                 Some(Reason::NotReady),
                 "2/3 ready, 0/3 updated to revision db-7b8f6d5c9d",
@@ -193,18 +193,18 @@ mod tests {
     fn on_delete_only_checks_the_generation() {
         let on_delete = json!({"type": "OnDelete"});
         case(
-            vec![sts(status(OLD, 1, 0), on_delete.clone())],
+            &[sts(&status(OLD, 1, 0), &on_delete)],
             (
                 None,
                 "generation observed; OnDelete updates pods only when they are deleted",
             ),
         );
         let behind = merged(
-            sts(status(OLD, 3, 0), on_delete),
+            sts(&status(OLD, 3, 0), &on_delete),
             json!({"metadata": {"generation": 4}}),
         );
         case(
-            vec![behind],
+            &[behind],
             (
                 Some(Reason::NotReady),
                 "waiting for the statefulset controller to observe generation 4 (status is for 3)",

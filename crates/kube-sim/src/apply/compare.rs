@@ -128,7 +128,7 @@ impl Differ {
             (Some(Shape::Map(o)), None) => self.map(Some(o), None),
             (None, Some(Shape::Map(n))) => self.map(None, Some(n)),
             (Some(Shape::List(o, kind)), Some(Shape::List(n, _))) => {
-                self.list(Some(o), Some(n), &kind)
+                self.list(Some(o), Some(n), &kind);
             }
             (Some(Shape::List(o, kind)), None) => self.list(Some(o), None, &kind),
             (None, Some(Shape::List(n, kind))) => self.list(None, Some(n), &kind),
@@ -185,7 +185,7 @@ impl Differ {
     fn leaf(&mut self, old: Option<&Value>, new: Option<&Value>) {
         match (old, new) {
             (Some(o), Some(n)) if o != n && !self.path.is_empty() => {
-                self.out.modified.insert(&self.path)
+                self.out.modified.insert(&self.path);
             }
             _ => self.presence(old.is_some(), new.is_some()),
         }

@@ -81,11 +81,11 @@ impl FieldSet {
     }
 
     pub fn difference(&self, other: &Self) -> Self {
-        self.combine(other, |m, o| !o.contains(m), |c, o| c.difference(o))
+        self.combine(other, |m, o| !o.contains(m), FieldSet::difference)
     }
 
     pub fn intersection(&self, other: &Self) -> Self {
-        self.combine(other, |m, o| o.contains(m), |c, o| c.intersection(o))
+        self.combine(other, |m, o| o.contains(m), FieldSet::intersection)
     }
 
     fn combine(

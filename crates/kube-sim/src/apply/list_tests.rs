@@ -17,7 +17,7 @@ fn containers_merge_by_name_and_keep_another_managers_container() {
     let bumped = deployment(
         Some(3),
         "nginx:1.28",
-        env(&[("MODE", "prod"), ("LOG", "info")]),
+        &env(&[("MODE", "prod"), ("LOG", "info")]),
     );
     let live = applied(Some(&live), &bumped, "kubectl", T3);
 
@@ -54,7 +54,7 @@ fn env_merges_by_name() {
 
     let live = applied(
         Some(&live),
-        &deployment(Some(3), "nginx:1.27", env(&[("MODE", "prod")])),
+        &deployment(Some(3), "nginx:1.27", &env(&[("MODE", "prod")])),
         "kubectl",
         T3,
     );

@@ -17,63 +17,63 @@ fn live() -> Value {
     })
 }
 
-fn containers(patch: Value) -> Value {
+fn containers(patch: &Value) -> Value {
     json!({"spec": {"template": {"spec": {"containers": patch}}}})
 }
 
 #[track_caller]
-fn case(patch: Value, pointer: &str, want: Value) {
-    let out = strategic_merge_patch(&live(), &patch).unwrap();
-    assert_eq!(out.pointer(pointer), Some(&want), "{patch}");
+fn case(patch: &Value, pointer: &str, want: &Value) {
+    let out = strategic_merge_patch(&live(), patch).unwrap();
+    assert_eq!(out.pointer(pointer), Some(want), "{patch}");
 }
 
 #[test]
 fn strategic_merge_patch_merges_lists_by_their_merge_key() {
     let c = "/spec/template/spec/containers";
     case(
-        containers(json!([{"name": "web", "image": "nginx:1.28"}])),
+        &containers(&json!([{"name": "web", "image": "nginx:1.28"}])),
         c,
-        json!([
+        &json!([
             {"name": "web", "image": "nginx:1.28", "args": ["-g", "daemon off;"], "env": [{"name": "MODE", "value": "prod"}]},
             {"name": "log-shipper", "image": "fluent-bit:3.1"}
         ]),
     );
     case(
-        containers(json!([{"name": "log-shipper", "$patch": "delete"}])),
+        &containers(&json!([{"name": "log-shipper", "$patch": "delete"}])),
         c,
-        json!([{"name": "web", "image": "nginx:1.27", "args": ["-g", "daemon off;"], "env": [{"name": "MODE", "value": "prod"}]}]),
+        &json!([{"name": "web", "image": "nginx:1.27", "args": ["-g", "daemon off;"], "env": [{"name": "MODE", "value": "prod"}]}]),
     );
     case(
-        containers(json!([{"name": "web", "env": [{"name": "REGION", "value": "eu"}]}])),
+        &containers(&json!([{"name": "web", "env": [{"name": "REGION", "value": "eu"}]}])),
         "/spec/template/spec/containers/0/env",
-        json!([{"name": "MODE", "value": "prod"}, {"name": "REGION", "value": "eu"}]),
+        &json!([{"name": "MODE", "value": "prod"}, {"name": "REGION", "value": "eu"}]),
     );
     case(
-        containers(
-            json!([{"name": "web", "env": [{"$patch": "replace"}, {"name": "ONLY", "value": "1"}]}]),
+        &containers(
+            &json!([{"name": "web", "env": [{"$patch": "replace"}, {"name": "ONLY", "value": "1"}]}]),
         ),
         "/spec/template/spec/containers/0/env",
-        json!([{"name": "ONLY", "value": "1"}]),
+        &json!([{"name": "ONLY", "value": "1"}]),
     );
     case(
-        containers(json!([{"name": "web", "args": ["-v"]}])),
+        &containers(&json!([{"name": "web", "args": ["-v"]}])),
         "/spec/template/spec/containers/0/args",
-        json!(["-v"]),
+        &json!(["-v"]),
     );
     case(
-        json!({"$setElementOrder/containers": [{"name": "web"}], "metadata": {"labels": {"tier": null}}}),
+        &json!({"$setElementOrder/containers": [{"name": "web"}], "metadata": {"labels": {"tier": null}}}),
         "/metadata/labels",
-        json!({"app": "web"}),
+        &json!({"app": "web"}),
     );
     case(
-        json!({"metadata": {"finalizers": ["example.com/cleanup"]}}),
+        &json!({"metadata": {"finalizers": ["example.com/cleanup"]}}),
         "/metadata/finalizers",
-        json!(["example.com/protect", "example.com/cleanup"]),
+        &json!(["example.com/protect", "example.com/cleanup"]),
     );
     case(
-        json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/protect"]}}),
+        &json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/protect"]}}),
         "/metadata/finalizers",
-        json!([]),
+        &json!([]),
     );
 }
 
@@ -87,7 +87,7 @@ fn retain_keys_drops_unlisted_fields() {
 
 #[test]
 fn strategic_merge_patch_rejects_items_without_merge_key() {
-    let err = strategic_merge_patch(&live(), &containers(json!([{"image": "x"}]))).unwrap_err();
+    let err = strategic_merge_patch(&live(), &containers(&json!([{"image": "x"}]))).unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"map {"image":"x"} does not contain declared merge key: name"#

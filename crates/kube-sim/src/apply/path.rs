@@ -187,17 +187,17 @@ mod tests {
     use serde_json::json;
 
     #[track_caller]
-    fn case(path: Path, want: &str) {
-        assert_eq!(path_string(&path), want);
+    fn case(path: &Path, want: &str) {
+        assert_eq!(path_string(path), want);
     }
 
     #[test]
     fn paths_print_like_structured_merge_diff() {
         use PathElement::*;
         let f = |s: &str| Field(s.to_owned());
-        case(vec![f("spec"), f("replicas")], ".spec.replicas");
+        case(&vec![f("spec"), f("replicas")], ".spec.replicas");
         case(
-            vec![
+            &vec![
                 f("spec"),
                 f("containers"),
                 Key(vec![("name".into(), json!("web"))]),
@@ -206,7 +206,7 @@ mod tests {
             r#".spec.containers[name="web"].image"#,
         );
         case(
-            vec![
+            &vec![
                 f("spec"),
                 f("ports"),
                 Key(vec![
@@ -217,10 +217,10 @@ mod tests {
             r#".spec.ports[port=80,protocol="TCP"]"#,
         );
         case(
-            vec![f("metadata"), f("finalizers"), Value(json!("a/b"))],
+            &vec![f("metadata"), f("finalizers"), Value(json!("a/b"))],
             r#".metadata.finalizers[="a/b"]"#,
         );
-        case(vec![f("items"), Index(2)], ".items[2]");
+        case(&vec![f("items"), Index(2)], ".items[2]");
     }
 
     #[test]
@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn keys_round_trip_through_their_fields_v1_spelling() {
         for key in [
-            r#"f:kubectl.kubernetes.io/restartedAt"#,
+            r"f:kubectl.kubernetes.io/restartedAt",
             r#"k:{"containerPort":80,"protocol":"TCP"}"#,
             r#"v:"a/b""#,
             "i:3",

@@ -139,38 +139,38 @@ mod tests {
     use serde_json::json;
 
     #[track_caller]
-    fn case(path: &[&str], want: ListKind) {
-        assert_eq!(list_kind(path), want, "{path:?}");
+    fn case(path: &[&str], want: &ListKind) {
+        assert_eq!(&list_kind(path), want, "{path:?}");
     }
 
     #[test]
     fn lists_merge_like_the_kubernetes_schema() {
         let tmpl = ["spec", "template", "spec"];
         let at = |rest: &[&'static str]| [tmpl.as_slice(), rest].concat();
-        case(&at(&["containers"]), ListKind::Map(&["name"]));
-        case(&at(&["initContainers", "env"]), ListKind::Map(&["name"]));
+        case(&at(&["containers"]), &ListKind::Map(&["name"]));
+        case(&at(&["initContainers", "env"]), &ListKind::Map(&["name"]));
         case(
             &at(&["containers", "volumeMounts"]),
-            ListKind::Map(&["mountPath"]),
+            &ListKind::Map(&["mountPath"]),
         );
         case(
             &at(&["containers", "ports"]),
-            ListKind::Map(&["containerPort", "protocol"]),
+            &ListKind::Map(&["containerPort", "protocol"]),
         );
-        case(&at(&["volumes"]), ListKind::Map(&["name"]));
+        case(&at(&["volumes"]), &ListKind::Map(&["name"]));
         case(
             &at(&["topologySpreadConstraints"]),
-            ListKind::Map(&["topologyKey", "whenUnsatisfiable"]),
+            &ListKind::Map(&["topologyKey", "whenUnsatisfiable"]),
         );
-        case(&at(&["containers", "args"]), ListKind::Atomic);
-        case(&at(&["tolerations"]), ListKind::Atomic);
-        case(&["spec", "ports"], ListKind::Map(&["port", "protocol"]));
-        case(&["ports"], ListKind::Atomic); // EndpointSlice
-        case(&["endpoints"], ListKind::Atomic);
-        case(&["status", "conditions"], ListKind::Map(&["type"]));
-        case(&["metadata", "finalizers"], ListKind::Set);
-        case(&["spec", "finalizers"], ListKind::Atomic); // Namespace
-        case(&["metadata", "ownerReferences"], ListKind::Map(&["uid"]));
+        case(&at(&["containers", "args"]), &ListKind::Atomic);
+        case(&at(&["tolerations"]), &ListKind::Atomic);
+        case(&["spec", "ports"], &ListKind::Map(&["port", "protocol"]));
+        case(&["ports"], &ListKind::Atomic); // EndpointSlice
+        case(&["endpoints"], &ListKind::Atomic);
+        case(&["status", "conditions"], &ListKind::Map(&["type"]));
+        case(&["metadata", "finalizers"], &ListKind::Set);
+        case(&["spec", "finalizers"], &ListKind::Atomic); // Namespace
+        case(&["metadata", "ownerReferences"], &ListKind::Map(&["uid"]));
     }
 
     #[test]

@@ -37,9 +37,7 @@ pub fn apply(
         .map_err(ApplyError::Invalid)?
         .difference(&unowned_paths());
     let mut entries = live.map(managed::decode).unwrap_or_default();
-    let live = live
-        .map(without_managed_fields)
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let live = live.map_or_else(|| Value::Object(Map::new()), without_managed_fields);
     if entries.is_empty() {
         // Objects written before ownership was tracked: the API server credits their fields
         // to this placeholder manager so applying over them still detects conflicts.
@@ -95,7 +93,7 @@ pub fn apply(
         Some(i) => {
             let e = &mut entries[i];
             e.set = applied_set;
-            e.api_version = opts.api_version.to_owned();
+            opts.api_version.clone_into(&mut e.api_version);
             if object_changed || e.time.is_none() {
                 e.time = Some(opts.time.to_owned());
             }

@@ -26,7 +26,7 @@ fn first_apply_records_managed_fields_in_the_real_format() {
 #[test]
 fn reapplying_without_a_field_removes_it_from_the_object() {
     let live = applied(None, &kubectl_deployment(), "kubectl", T1);
-    let mut smaller = deployment(None, "nginx:1.27", env(&[("MODE", "prod")]));
+    let mut smaller = deployment(None, "nginx:1.27", &env(&[("MODE", "prod")]));
     smaller["metadata"]["labels"]
         .as_object_mut()
         .unwrap()
@@ -59,7 +59,7 @@ fn a_field_shared_with_another_applier_survives_when_one_drops_it() {
     let bumped = deployment(
         Some(3),
         "nginx:1.28",
-        env(&[("MODE", "prod"), ("LOG", "info")]),
+        &env(&[("MODE", "prod"), ("LOG", "info")]),
     );
     let err = apply(Some(&live), &bumped, &opts("kubectl", "apps/v1", T3)).unwrap_err();
     assert_eq!(
@@ -119,7 +119,7 @@ fn conflict_with_an_updater_on_replicas_and_force_takes_it_over() {
     let same = deployment(
         Some(5),
         "nginx:1.27",
-        env(&[("MODE", "prod"), ("LOG", "info")]),
+        &env(&[("MODE", "prod"), ("LOG", "info")]),
     );
     let shared = applied(Some(&scaled), &same, "kubectl", T3);
     assert!(
@@ -167,7 +167,7 @@ fn objects_without_managed_fields_are_credited_to_before_first_apply() {
     );
     let live = applied(
         Some(&seeded),
-        &deployment(Some(2), "nginx:1.27", env(&[])),
+        &deployment(Some(2), "nginx:1.27", &env(&[])),
         "kubectl",
         T1,
     );
@@ -312,8 +312,8 @@ fn time_moves_only_when_the_object_changes() {
 }
 
 #[track_caller]
-fn invalid(body: Value, want: &str) {
-    let err = apply(None, &body, &opts("kubectl", "apps/v1", T1)).unwrap_err();
+fn invalid(body: &Value, want: &str) {
+    let err = apply(None, body, &opts("kubectl", "apps/v1", T1)).unwrap_err();
     assert!(matches!(err, ApplyError::Invalid(_)));
     assert_eq!(
         err.to_string(),
@@ -326,18 +326,18 @@ fn configurations_that_cannot_be_typed_are_rejected() {
     let mut nameless = kubectl_deployment();
     nameless["spec"]["template"]["spec"]["containers"] = json!([{"image": "nginx"}]);
     invalid(
-        nameless,
+        &nameless,
         r#".spec.template.spec.containers: element 0: associative list with keys has an element that omits key field "name" (and doesn't have default value)"#,
     );
     let mut twice = kubectl_deployment();
     twice["spec"]["template"]["spec"]["containers"][0]["env"] =
         env(&[("MODE", "a"), ("MODE", "b")]);
     invalid(
-        twice,
+        &twice,
         r#".spec.template.spec.containers[name="web"].env: duplicate entries for key [name="MODE"]"#,
     );
     invalid(
-        json!(["not", "an", "object"]),
+        &json!(["not", "an", "object"]),
         "the body must be a json object",
     );
 }

@@ -21,7 +21,7 @@ pub fn opts<'a>(manager: &'a str, api_version: &'a str, time: &'a str) -> ApplyO
 }
 
 /// What `kubectl apply --server-side` sends for a small web Deployment.
-pub fn deployment(replicas: Option<i64>, image: &str, env: Value) -> Value {
+pub fn deployment(replicas: Option<i64>, image: &str, env: &Value) -> Value {
     let mut d = json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -54,7 +54,7 @@ pub fn kubectl_deployment() -> Value {
     deployment(
         Some(3),
         "nginx:1.27",
-        env(&[("MODE", "prod"), ("LOG", "info")]),
+        &env(&[("MODE", "prod"), ("LOG", "info")]),
     )
 }
 

@@ -1,7 +1,7 @@
 use super::*;
 use serde_json::json;
 
-fn deployment(spec: Value) -> Value {
+fn deployment(spec: &Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",
            "metadata": {"name": "web", "namespace": "default"}, "spec": spec})
 }
@@ -38,7 +38,7 @@ fn template() -> Value {
 #[test]
 fn a_good_deployment_has_no_findings() {
     let obj = deployment(
-        json!({"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+        &json!({"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
                                 "template": template(), "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}}}),
     );
     assert_eq!(json_of(&obj), Findings::default());
@@ -47,7 +47,7 @@ fn a_good_deployment_has_no_findings() {
 
 #[test]
 fn a_string_replica_count_is_go_type_error() {
-    let f = json_of(&deployment(json!({"replicas": "two"})));
+    let f = json_of(&deployment(&json!({"replicas": "two"})));
     assert_eq!(
         f.errors,
         [
@@ -60,7 +60,7 @@ fn a_string_replica_count_is_go_type_error() {
 fn type_errors_name_the_innermost_struct_and_the_item_type() {
     let mut t = template();
     t["spec"]["containers"][0]["ports"] = json!(["80"]);
-    let f = json_of(&deployment(json!({"template": t})));
+    let f = json_of(&deployment(&json!({"template": t})));
     assert_eq!(
         f.errors,
         [
@@ -69,7 +69,7 @@ fn type_errors_name_the_innermost_struct_and_the_item_type() {
     );
     let mut t = template();
     t["spec"]["containers"] = json!({"name": "web"});
-    let f = json_of(&deployment(json!({"template": t})));
+    let f = json_of(&deployment(&json!({"template": t})));
     assert_eq!(
         f.errors,
         [
@@ -80,7 +80,7 @@ fn type_errors_name_the_innermost_struct_and_the_item_type() {
 
 #[test]
 fn a_float_where_an_integer_goes_names_the_number() {
-    let f = json_of(&deployment(json!({"replicas": 1.5})));
+    let f = json_of(&deployment(&json!({"replicas": 1.5})));
     assert_eq!(
         f.errors,
         [
@@ -109,7 +109,7 @@ fn configmap_data_must_be_a_string_map() {
 fn unknown_fields_are_listed_with_indexes_and_pruned() {
     let mut t = template();
     t["spec"]["containers"][0]["imagee"] = json!("x");
-    let mut obj = deployment(json!({"replica": 3, "template": t}));
+    let mut obj = deployment(&json!({"replica": 3, "template": t}));
     let f = json_of(&obj);
     assert!(f.errors.is_empty());
     assert_eq!(
@@ -134,7 +134,7 @@ fn unknown_fields_are_listed_with_indexes_and_pruned() {
 
 #[test]
 fn a_type_error_hides_unknown_fields() {
-    let f = json_of(&deployment(json!({"replica": 3, "replicas": "two"})));
+    let f = json_of(&deployment(&json!({"replica": 3, "replicas": "two"})));
     assert_eq!(f.errors.len(), 1);
     assert!(f.unknown.is_empty());
 }
@@ -144,24 +144,24 @@ fn null_is_the_zero_value_and_quantities_take_numbers() {
     let mut t = template();
     t["spec"]["containers"][0]["resources"] = json!({"limits": {"cpu": 1, "memory": "64Mi"}});
     t["spec"]["containers"][0]["args"] = Value::Null;
-    let f = json_of(&deployment(json!({"replicas": null, "template": t})));
+    let f = json_of(&deployment(&json!({"replicas": null, "template": t})));
     assert_eq!(f, Findings::default());
 }
 
 #[test]
 fn apply_reports_every_error_in_structured_merge_diff_words() {
     assert_eq!(
-        apply_of(&deployment(json!({"replicas": "two"}))),
+        apply_of(&deployment(&json!({"replicas": "two"}))),
         [".spec.replicas: expected numeric (int or float), got string"]
     );
     assert_eq!(
-        apply_of(&deployment(json!({"replica": 3}))),
+        apply_of(&deployment(&json!({"replica": 3}))),
         [".spec.replica: field not declared in schema"]
     );
     let mut t = template();
     t["spec"]["containers"][0]["imagee"] = json!("x");
     assert_eq!(
-        apply_of(&deployment(json!({"replicas": "two", "template": t}))),
+        apply_of(&deployment(&json!({"replicas": "two", "template": t}))),
         [
             ".spec.replicas: expected numeric (int or float), got string",
             ".spec.template.spec.containers[name=\"web\"].imagee: field not declared in schema"
@@ -171,7 +171,7 @@ fn apply_reports_every_error_in_structured_merge_diff_words() {
 
 #[test]
 fn apply_takes_any_number_for_a_number() {
-    assert!(apply_of(&deployment(json!({"replicas": 1.5}))).is_empty());
+    assert!(apply_of(&deployment(&json!({"replicas": 1.5}))).is_empty());
 }
 
 #[test]

@@ -32,6 +32,7 @@ impl de::Error for WalkError {
 }
 
 /// What a `deserialize_*` call asked for, for the type error when the JSON is something else.
+#[derive(Clone, Copy)]
 enum Want {
     Number(&'static str),
     String,

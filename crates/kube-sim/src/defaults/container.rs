@@ -55,7 +55,7 @@ pub(crate) fn pull_policy_for(image: &str) -> &'static str {
 /// The tag `parsers.ParseImageName` reports: the explicit tag, "latest" when there is
 /// neither tag nor digest, "" when only a digest is given, `None` when unparseable.
 fn image_tag(image: &str) -> Option<String> {
-    if image.is_empty() || image.chars().any(|c| c.is_whitespace()) {
+    if image.is_empty() || image.chars().any(char::is_whitespace) {
         return None;
     }
     let (name, digest) = match image.split_once('@') {

@@ -137,14 +137,8 @@ impl Quantity {
             Some(d) => (self.mantissa / d, self.mantissa % d),
             None => (0, self.mantissa),
         };
-        let away = if remainder > 0 {
-            1
-        } else if remainder < 0 {
-            -1
-        } else {
-            0
-        };
-        self.mantissa = quotient + away;
+        // Away from zero: one more unit in the remainder's direction.
+        self.mantissa = quotient + remainder.signum();
         self.scale = scale;
     }
 
@@ -212,20 +206,17 @@ impl Quantity {
                 format = Format::DecimalSi;
             }
         }
-        match (format, self.integer_value()) {
-            (Format::BinarySi, Some(value)) => {
-                let (mut amount, mut power) = (value, 0usize);
-                while amount % 1024 == 0 && power < 6 {
-                    amount /= 1024;
-                    power += 1;
-                }
-                let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][power];
-                format!("{amount}{suffix}")
+        if let (Format::BinarySi, Some(value)) = (format, self.integer_value()) {
+            let (mut amount, mut power) = (value, 0usize);
+            while amount % 1024 == 0 && power < 6 {
+                amount /= 1024;
+                power += 1;
             }
-            _ => {
-                let (amount, exponent) = self.decimal_canonical();
-                format!("{amount}{}", decimal_suffix(exponent, format))
-            }
+            let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][power];
+            format!("{amount}{suffix}")
+        } else {
+            let (amount, exponent) = self.decimal_canonical();
+            format!("{amount}{}", decimal_suffix(exponent, format))
         }
     }
 

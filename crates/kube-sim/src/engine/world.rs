@@ -169,7 +169,7 @@ impl World<'_> {
         let component = spec.component.unwrap_or(self.manager);
         self.recorder.record(
             self.store,
-            EventSpec {
+            &EventSpec {
                 component: Some(component),
                 ..spec
             },

@@ -270,7 +270,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn node(name: &str, labels: Value, spec: Value) -> Value {
+    fn node(name: &str, labels: &Value, spec: &Value) -> Value {
         json!({"metadata": {"name": name, "labels": labels}, "spec": spec,
                "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}})
     }
@@ -285,53 +285,57 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(pod: Value, node: Value, want: Result<(), &str>) {
-        let got = filter(&pod, &info(&node), &[]).map_err(|r| r.reasons.join(" | "));
+    fn case(pod: &Value, node: &Value, want: Result<(), &str>) {
+        let got = filter(pod, &info(node), &[]).map_err(|r| r.reasons.join(" | "));
         assert_eq!(got, want.map_err(str::to_owned));
     }
 
     #[test]
     fn filters_report_the_first_failing_plugin() {
-        let plain = || node("n1", json!({"disk": "ssd"}), json!({}));
-        case(json!({"spec": {}}), plain(), Ok(()));
+        let plain = || node("n1", &json!({"disk": "ssd"}), &json!({}));
+        case(&json!({"spec": {}}), &plain(), Ok(()));
         case(
-            json!({"spec": {}}),
-            node("n1", json!({}), json!({"unschedulable": true})),
+            &json!({"spec": {}}),
+            &node("n1", &json!({}), &json!({"unschedulable": true})),
             Err("node(s) were unschedulable"),
         );
         let tolerant = json!({"spec": {"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}});
         case(
-            tolerant,
-            node("n1", json!({}), json!({"unschedulable": true})),
+            &tolerant,
+            &node("n1", &json!({}), &json!({"unschedulable": true})),
             Ok(()),
         );
         let tainted = node(
             "n1",
-            json!({}),
-            json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}),
+            &json!({}),
+            &json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}),
         );
         case(
-            json!({"spec": {}}),
-            tainted,
+            &json!({"spec": {}}),
+            &tainted,
             Err("node(s) had untolerated taint {dedicated: gpu}"),
         );
         case(
-            json!({"spec": {"nodeSelector": {"disk": "hdd"}}}),
-            plain(),
+            &json!({"spec": {"nodeSelector": {"disk": "hdd"}}}),
+            &plain(),
             Err("node(s) didn't match Pod's node affinity/selector"),
         );
         let by_name = |n: &str| {
             json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
             {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}]}}}}})
         };
-        case(by_name("n1"), plain(), Ok(()));
+        case(&by_name("n1"), &plain(), Ok(()));
         case(
-            by_name("n2"),
-            plain(),
+            &by_name("n2"),
+            &plain(),
             Err("node(s) didn't match Pod's node affinity/selector"),
         );
         let big = json!({"spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "8", "memory": "32Gi"}}}]}});
-        case(big, plain(), Err("Insufficient cpu | Insufficient memory"));
+        case(
+            &big,
+            &plain(),
+            Err("Insufficient cpu | Insufficient memory"),
+        );
     }
 
     #[test]
@@ -358,7 +362,7 @@ mod tests {
 
     #[test]
     fn required_anti_affinity_keeps_replicas_apart() {
-        let n1 = node("n1", json!({"kubernetes.io/hostname": "n1"}), json!({}));
+        let n1 = node("n1", &json!({"kubernetes.io/hostname": "n1"}), &json!({}));
         let existing = json!({"metadata": {"namespace": "shop", "labels": {"app": "web"}}});
         let pod = json!({"metadata": {"namespace": "shop"}, "spec": {"affinity": {"podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [

@@ -9,15 +9,16 @@ pub fn hex64(seed: &str) -> String {
     let mut state = seed.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
-    (0..4)
-        .map(|_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            format!("{:016x}", z ^ (z >> 31))
-        })
-        .collect()
+    let mut words = [0_u64; 4];
+    for word in &mut words {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        *word = z ^ (z >> 31);
+    }
+    let [a, b, c, d] = words;
+    format!("{a:016x}{b:016x}{c:016x}{d:016x}")
 }
 
 /// `time.Duration.String()` as Go prints it: `250ms`, `1s`, `1.5s`, `1m20s`, `5m0s`.

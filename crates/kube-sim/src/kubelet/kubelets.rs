@@ -251,7 +251,7 @@ fn adopt(pod: &Value, node: &str, now_ts: String, now: Instant) -> PodRuntime {
         rt.ip = status["podIP"].as_str().map(str::to_owned);
         rt.ip_published = rt.ip.is_some();
         if let Some(t) = status["startTime"].as_str() {
-            rt.start_time = t.to_owned();
+            t.clone_into(&mut rt.start_time);
         }
     }
     rt

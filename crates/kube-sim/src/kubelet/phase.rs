@@ -145,9 +145,9 @@ mod tests {
     use serde_json::json;
 
     #[track_caller]
-    fn case(pod: Value, states: &[Value], want: &str) {
+    fn case(pod: &Value, states: &[Value], want: &str) {
         let main: Vec<Value> = states.to_vec();
-        assert_eq!(phase(&pod, &[], &main, false), want);
+        assert_eq!(phase(pod, &[], &main, false), want);
     }
 
     #[test]
@@ -160,14 +160,18 @@ mod tests {
             json!({"name": n, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
                                      "lastState": {"terminated": {"exitCode": 3}}})
         };
-        case(pod("Always"), &[run("a"), wait("b")], "Pending");
-        case(pod("Always"), &[run("a"), crash("b")], "Running");
-        case(pod("Always"), &[exit("a", 0), exit("b", 0)], "Running");
-        case(pod("Never"), &[exit("a", 0), exit("b", 0)], "Succeeded");
-        case(pod("Never"), &[exit("a", 0), exit("b", 1)], "Failed");
-        case(pod("OnFailure"), &[exit("a", 0), crash("b")], "Running");
-        case(pod("OnFailure"), &[exit("a", 0), exit("b", 0)], "Succeeded");
-        case(pod("Never"), &[run("a")], "Pending");
+        case(&pod("Always"), &[run("a"), wait("b")], "Pending");
+        case(&pod("Always"), &[run("a"), crash("b")], "Running");
+        case(&pod("Always"), &[exit("a", 0), exit("b", 0)], "Running");
+        case(&pod("Never"), &[exit("a", 0), exit("b", 0)], "Succeeded");
+        case(&pod("Never"), &[exit("a", 0), exit("b", 1)], "Failed");
+        case(&pod("OnFailure"), &[exit("a", 0), crash("b")], "Running");
+        case(
+            &pod("OnFailure"),
+            &[exit("a", 0), exit("b", 0)],
+            "Succeeded",
+        );
+        case(&pod("Never"), &[run("a")], "Pending");
     }
 
     #[test]

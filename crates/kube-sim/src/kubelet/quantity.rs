@@ -120,6 +120,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::float_cmp,
+        reason = "2 and 2^27 are exact in binary: equality is what is meant"
+    )]
     fn pod_requests_take_the_init_peak_and_default_requests_to_limits() {
         let pod = json!({"spec": {
         "initContainers": [{"name": "migrate", "resources": {"requests": {"cpu": "2"}}}],

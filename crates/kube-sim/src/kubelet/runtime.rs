@@ -158,6 +158,11 @@ pub struct Pull {
 
 /// Everything the kubelet knows about one pod.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts (IP published, sandbox up, volumes mounted, stopped, finished) \
+              each set at its own point of the sync; not the states of one machine"
+)]
 pub struct PodRuntime {
     pub uid: String,
     pub node: String,

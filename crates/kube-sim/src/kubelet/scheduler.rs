@@ -145,7 +145,7 @@ impl Controller for Scheduler {
         placement.catch_up(world.store);
         match schedule(world, &pod, &self.assumed, placement) {
             Ok((node, wait_for_consumer)) if wait_for_consumer.is_empty() => {
-                self.bind(key, &pod, &node, world)
+                self.bind(key, &pod, &node, world);
             }
             Ok((node, wait_for_consumer)) => {
                 for claim in wait_for_consumer {
@@ -193,7 +193,7 @@ fn schedule(
             NodeInfo {
                 node: n,
                 requested: on.map(|o| o.requested().clone()).unwrap_or_default(),
-                pod_count: on.map_or(0, |o| o.count()),
+                pod_count: on.map_or(0, super::placement::OnNode::count),
                 pods: match on {
                     Some(o) if with_pods => o.pods().collect(),
                     _ => Vec::new(),

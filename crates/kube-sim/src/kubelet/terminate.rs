@@ -54,5 +54,5 @@ pub fn finish(rt: &mut PodRuntime, cx: &mut Cx<'_, '_>) -> bool {
     rt.sandbox_alive = false;
     rt.finished = true;
     rt.stopped = true;
-    rt.ctrs.iter().any(|c| c.ever_created())
+    rt.ctrs.iter().any(super::runtime::Ctr::ever_created)
 }

@@ -16,6 +16,7 @@ pub use timeline::TimelineError;
 
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// A Kubernetes minor version (`1.33`), which changes what the kubelet writes.
@@ -181,7 +182,7 @@ pub(crate) fn node_names(count: usize) -> Vec<NodeSpec> {
     (1..=count)
         .map(|i| NodeSpec {
             name: format!("sim-node-{i}"),
-            labels: Default::default(),
+            labels: BTreeMap::new(),
             unschedulable: false,
         })
         .collect()

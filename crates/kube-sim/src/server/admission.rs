@@ -87,7 +87,7 @@ pub fn apply_error(call: &Call, name: &str, e: ApplyError) -> ApiError {
                     "name": name, "group": call.rt.group, "kind": call.rt.plural, "causes": causes
                 }))
         }
-        other => ApiError::bad_request(other.to_string()),
+        other @ ApplyError::Invalid(_) => ApiError::bad_request(other.to_string()),
     }
 }
 
@@ -96,8 +96,7 @@ fn initial_status(kind: &str) -> Option<Value> {
     match kind {
         "Pod" => Some(json!({"phase": "Pending", "qosClass": "BestEffort"})),
         "Namespace" => Some(json!({"phase": "Active"})),
-        "PersistentVolumeClaim" => Some(json!({"phase": "Pending"})),
-        "PersistentVolume" => Some(json!({"phase": "Pending"})),
+        "PersistentVolumeClaim" | "PersistentVolume" => Some(json!({"phase": "Pending"})),
         _ => None,
     }
 }
@@ -228,7 +227,7 @@ pub fn admit(
         Op::Create => state.store.create(&k, obj),
         Op::Update => state.store.update(&k, obj, None),
     }
-    .map_err(|e| to_api_error(call, name, e))?;
+    .map_err(|e| to_api_error(call, name, &e))?;
     Ok(present(rt, &stored))
 }
 

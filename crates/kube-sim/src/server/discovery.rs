@@ -24,10 +24,10 @@ pub fn wants_aggregated(accept: &str) -> bool {
             {
                 return true;
             }
-            // Another aggregated version kube-sim does not serve: try the next type.
-            Some(_) => continue,
             None if kind.ends_with("json") || kind == "*/*" || kind.is_empty() => return false,
-            None => continue,
+            // Another aggregated version kube-sim does not serve, or a type that is not JSON:
+            // try the next type.
+            _ => {}
         }
     }
     false

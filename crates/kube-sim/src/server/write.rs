@@ -52,20 +52,18 @@ fn parse_body(call: &Call) -> Result<Value, ApiError> {
 
 /// The field manager: `fieldManager`, else the client's program name from User-Agent.
 fn manager(call: &Call) -> String {
-    call.params
-        .get("fieldManager")
-        .map(str::to_owned)
-        .unwrap_or_else(|| {
-            let ua = call.user_agent.split('/').next().unwrap_or_default().trim();
-            if ua.is_empty() {
-                "unknown".to_owned()
-            } else {
-                ua.to_owned()
-            }
-        })
+    if let Some(manager) = call.params.get("fieldManager") {
+        return manager.to_owned();
+    }
+    let ua = call.user_agent.split('/').next().unwrap_or_default().trim();
+    if ua.is_empty() {
+        "unknown".to_owned()
+    } else {
+        ua.to_owned()
+    }
 }
 
-pub(super) fn to_api_error(call: &Call, name: &str, e: StoreError) -> ApiError {
+pub(super) fn to_api_error(call: &Call, name: &str, e: &StoreError) -> ApiError {
     let gr = call.rt.group_resource();
     match e {
         StoreError::AlreadyExists(_) => ApiError::already_exists(&gr, name),
@@ -262,7 +260,7 @@ pub fn delete(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> 
                 grace_period_seconds: grace,
             },
         )
-        .map_err(|e| to_api_error(call, &name, e))?;
+        .map_err(|e| to_api_error(call, &name, &e))?;
     Ok(present(&call.rt, &obj))
 }
 

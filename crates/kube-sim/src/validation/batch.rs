@@ -1,6 +1,6 @@
 //! batch/v1 validation (pkg/apis/batch/validation): Jobs and CronJobs.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::cron::parse_standard;
 use super::error::Cause;
@@ -95,7 +95,7 @@ fn validate_job_spec(spec: &Value, path: &Path, errs: &mut Vec<Cause>) {
             )),
         }
     }
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let template = spec.get("template").unwrap_or(&empty);
     validate_pod_template(template, &path.child("template"), errs);
     let restart_path = path.children(&["template", "spec", "restartPolicy"]);
@@ -132,7 +132,7 @@ pub(crate) fn validate_cron_job(cron_job: &Value, errs: &mut Vec<Cause>) {
             "must be no more than 52 characters",
         ));
     }
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let spec = cron_job.get("spec").unwrap_or(&empty);
     let path = Path::root("spec");
     let schedule = spec.get("schedule").and_then(Value::as_str).unwrap_or("");

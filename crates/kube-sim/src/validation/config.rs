@@ -114,6 +114,12 @@ pub(crate) fn validate_secret(secret: &Value, errs: &mut Vec<Cause>) {
 }
 
 pub(crate) fn validate_claim_spec(spec: &Value, path: &Path, errs: &mut Vec<Cause>) {
+    const MODES: [&str; 4] = [
+        "ReadOnlyMany",
+        "ReadWriteMany",
+        "ReadWriteOnce",
+        "ReadWriteOncePod",
+    ];
     let modes: &[Value] = spec
         .get("accessModes")
         .and_then(Value::as_array)
@@ -127,12 +133,6 @@ pub(crate) fn validate_claim_spec(spec: &Value, path: &Path, errs: &mut Vec<Caus
     if let Some(selector) = spec.get("selector").filter(|s| s.is_object()) {
         validate_label_selector(selector, &path.child("selector"), errs);
     }
-    const MODES: [&str; 4] = [
-        "ReadOnlyMany",
-        "ReadWriteMany",
-        "ReadWriteOnce",
-        "ReadWriteOncePod",
-    ];
     for mode in modes {
         let mode = mode.as_str().unwrap_or("");
         if !MODES.contains(&mode) {

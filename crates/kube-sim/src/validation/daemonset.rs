@@ -1,7 +1,7 @@
 //! DaemonSet validation: a nil selector is not reported as missing (only as not matching
 //! the template), and the rolling update must surge or make unavailable, not both.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::error::Cause;
 use super::gofmt::{go_quote, int_or_string, label_selector, scalar, string_map};
@@ -36,7 +36,7 @@ pub(crate) fn validate_daemon_set_spec(spec: &Value, errs: &mut Vec<Cause>) {
             "empty selector is invalid for daemonset",
         ));
     }
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let template = spec.get("template").unwrap_or(&empty);
     validate_pod_template(template, &path.child("template"), errs);
     restart_policy_always(template, &path, errs);

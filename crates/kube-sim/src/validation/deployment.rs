@@ -1,6 +1,6 @@
 //! Deployment and ReplicaSet validation (pkg/apis/apps/validation).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::error::Cause;
 use super::gofmt::{go_quote, int_or_string, label_selector, scalar};
@@ -82,7 +82,7 @@ fn template_for_replica_set(
     errs: &mut Vec<Cause>,
 ) {
     selector_mismatch(spec, selector, path, errs);
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let template = spec.get("template").unwrap_or(&empty);
     validate_pod_template(template, &path.child("template"), errs);
     restart_policy_always(template, path, errs);
@@ -100,7 +100,7 @@ fn template_for_replica_set(
 }
 
 fn validate_strategy(strategy: Option<&Value>, path: &Path, errs: &mut Vec<Cause>) {
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let strategy = strategy.unwrap_or(&empty);
     let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
     match strategy.get("type").and_then(Value::as_str).unwrap_or("") {

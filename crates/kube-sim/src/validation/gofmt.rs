@@ -39,7 +39,7 @@ pub(crate) fn string_map(value: Option<&Value>) -> String {
         Some(map) => {
             let mut entries: Vec<(&String, String)> = map
                 .iter()
-                .map(|(k, v)| (k, v.as_str().map(go_quote).unwrap_or_else(|| go_quote(""))))
+                .map(|(k, v)| (k, v.as_str().map_or_else(|| go_quote(""), go_quote)))
                 .collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
             let body: Vec<String> = entries
@@ -106,8 +106,7 @@ pub(crate) fn quantity(value: &Value) -> String {
         Some(Ok(q)) => q.canonical(),
         _ => value
             .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| value.to_string()),
+            .map_or_else(|| value.to_string(), str::to_string),
     };
     go_quote(&text)
 }

@@ -1,7 +1,7 @@
 //! Dispatch of validation by apiVersion/kind, and the wrapping of field errors into the
 //! Invalid error the API server returns. Kinds it does not know are accepted as they are.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::batch::{validate_cron_job, validate_job, validate_job_name};
 use super::config::{validate_claim_spec, validate_config_map, validate_secret};
@@ -74,7 +74,7 @@ pub fn validate(object: &Value) -> Result<(), Invalid> {
 pub(crate) fn validation_causes(object: &Value, kind: Kind) -> Vec<Cause> {
     let mut errs = Vec::new();
     validate_object_meta(object, kind.name_rule(), &mut errs);
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let spec = object.get("spec").unwrap_or(&empty);
     match kind {
         Kind::Pod => validate_pod_spec(spec, &Path::root("spec"), &mut errs),

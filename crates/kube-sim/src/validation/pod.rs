@@ -1,7 +1,7 @@
 //! Pod spec and pod template validation (`ValidatePodSpec`, `ValidatePodTemplateSpec`):
 //! volumes, container lists, policies and the pod-level names.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::container::{ContainerKind, validate_container};
 use super::error::Cause;
@@ -24,7 +24,7 @@ pub(crate) fn validate_pod_template(template: &Value, path: &Path, errs: &mut Ve
         &path.child("annotations"),
         errs,
     );
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let spec = template.get("spec").unwrap_or(&empty);
     validate_pod_spec(spec, &path.child("spec"), errs);
     let has_ephemeral = spec

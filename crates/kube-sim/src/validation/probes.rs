@@ -98,7 +98,7 @@ fn validate_handler(probe: &Value, path: &Path, errs: &mut Vec<Cause>) {
                 }
             }
             "tcpSocket" => {
-                validate_port_num_or_name(handler.get("port"), &handler_path.child("port"), errs)
+                validate_port_num_or_name(handler.get("port"), &handler_path.child("port"), errs);
             }
             "grpc" => {
                 let port = handler.get("port").and_then(Value::as_i64).unwrap_or(0);

@@ -73,7 +73,7 @@ pub(crate) fn is_empty_selector(selector: &Value) -> bool {
     let labels = selector
         .get("matchLabels")
         .and_then(Value::as_object)
-        .is_none_or(|m| m.is_empty());
+        .is_none_or(serde_json::Map::is_empty);
     labels && expressions(selector).is_empty()
 }
 

@@ -1,7 +1,7 @@
 //! StatefulSet validation. As in Go, only the template's metadata is checked here; its pod
 //! spec is validated when the controller creates the pods.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::error::Cause;
 use super::gofmt::{go_quote, label_selector};
@@ -108,7 +108,7 @@ pub(crate) fn validate_stateful_set_spec(spec: &Value, errs: &mut Vec<Cause>) {
             );
         }
     }
-    let empty = Value::Object(Default::default());
+    let empty = Value::Object(Map::new());
     let template = spec.get("template").unwrap_or(&empty);
     restart_policy_always(template, &path, errs);
     if template

@@ -79,10 +79,13 @@ pub(crate) fn positive_int_or_percent(value: Option<&Value>, path: &Path, errs: 
 /// percentages count as 0, as `IntOrString.IntValue` parses them).
 pub(crate) fn int_or_percent_value(value: Option<&Value>) -> i64 {
     match value {
-        Some(Value::String(s)) => match percent(s).is_empty() {
-            true => s.trim_end_matches('%').parse().unwrap_or(0),
-            false => s.parse().unwrap_or(0),
-        },
+        Some(Value::String(s)) => {
+            if percent(s).is_empty() {
+                s.trim_end_matches('%').parse().unwrap_or(0)
+            } else {
+                s.parse().unwrap_or(0)
+            }
+        }
         Some(other) => other.as_i64().unwrap_or(0),
         None => 0,
     }

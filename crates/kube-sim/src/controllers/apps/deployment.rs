@@ -189,7 +189,6 @@ fn claim_replica_sets(world: &mut World<'_>, d: &Dep) -> Result<Vec<Rs>, SyncErr
                     world.update(&rs.key, released)?;
                 }
             }
-            Some(_) => {}
             None if selected && !is_deleting(&d.obj) && !rs.deleting() => {
                 let mut adopted = rs.obj.clone();
                 let mut refs = owner_refs(&obj).to_vec();
@@ -197,7 +196,7 @@ fn claim_replica_sets(world: &mut World<'_>, d: &Dep) -> Result<Vec<Rs>, SyncErr
                 adopted["metadata"]["ownerReferences"] = json!(refs);
                 claimed.push(Rs::new(&*world.update(&rs.key, adopted)?));
             }
-            None => {}
+            _ => {}
         }
     }
     Ok(claimed)

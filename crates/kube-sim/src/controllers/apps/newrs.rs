@@ -230,7 +230,7 @@ mod tests {
     use super::*;
 
     #[track_caller]
-    fn case(strategy: Value, replicas: i32, all: i32, new: i32, want: i32) {
+    fn case(strategy: &Value, replicas: i32, all: i32, new: i32, want: i32) {
         let spec = DeploymentSpec::from_object(
             &json!({"spec": {"replicas": replicas, "strategy": strategy}}),
         );
@@ -241,17 +241,17 @@ mod tests {
     fn new_replica_set_grows_within_the_surge() {
         let surge1 =
             json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}});
-        case(surge1.clone(), 3, 0, 0, 3);
-        case(surge1.clone(), 3, 3, 0, 1);
-        case(surge1.clone(), 3, 4, 1, 1);
-        case(surge1.clone(), 3, 3, 1, 2);
+        case(&surge1, 3, 0, 0, 3);
+        case(&surge1, 3, 3, 0, 1);
+        case(&surge1, 3, 4, 1, 1);
+        case(&surge1, 3, 3, 1, 2);
         case(
-            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%", "maxUnavailable": 0}}),
+            &json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%", "maxUnavailable": 0}}),
             10,
             10,
             0,
             5,
         );
-        case(json!({"type": "Recreate"}), 4, 4, 0, 4);
+        case(&json!({"type": "Recreate"}), 4, 4, 0, 4);
     }
 }

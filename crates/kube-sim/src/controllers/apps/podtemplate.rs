@@ -185,24 +185,24 @@ mod tests {
     }
 
     #[track_caller]
-    fn case(containers: Value, want: &str) {
+    fn case(containers: &Value, want: &str) {
         assert_eq!(qos_class(&json!({"containers": containers})), want);
     }
 
     #[test]
     fn qos_classes() {
-        case(json!([{"name": "a"}]), "BestEffort");
+        case(&json!([{"name": "a"}]), "BestEffort");
         case(
-            json!([{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]),
+            &json!([{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]),
             "Guaranteed",
         );
         case(
-            json!([{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"},
+            &json!([{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"},
                                                  "requests": {"cpu": "500m", "memory": "1Gi"}}}]),
             "Burstable",
         );
         case(
-            json!([{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}, {"name": "b"}]),
+            &json!([{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}, {"name": "b"}]),
             "Burstable",
         );
     }

@@ -130,7 +130,8 @@ pub(super) fn sync_rollout_status(
             );
             if let Some(current) = &current {
                 if current.status == "True" {
-                    cond.last_transition_time = current.last_transition_time.clone();
+                    cond.last_transition_time
+                        .clone_from(&current.last_transition_time);
                 }
                 status.remove_condition("Progressing");
             }
@@ -207,7 +208,7 @@ mod tests {
     use crate::store::ObjectKey;
     use serde_json::{Value, json};
 
-    fn dep(status: Value) -> Dep {
+    fn dep(status: &Value) -> Dep {
         let obj = json!({"metadata": {"name": "web", "generation": 2},
             "spec": {"replicas": 3, "progressDeadlineSeconds": 30,
                      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}},
@@ -229,7 +230,7 @@ mod tests {
     #[test]
     fn status_counts_all_replica_sets() {
         let (old, new) = (rs("web-old", 2, 2, 2, 2), rs("web-new", 2, 2, 1, 0));
-        let d = dep(json!({}));
+        let d = dep(&json!({}));
         let s = calculate_status(&[&old, &new], Some(&new), &d);
         assert_eq!(
             (
@@ -266,7 +267,7 @@ mod tests {
         assert!(deployment_progressing(&old, &fewer_old));
 
         let d = dep(
-            json!({"conditions": [{"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated",
+            &json!({"conditions": [{"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated",
             "lastUpdateTime": "2026-01-01T00:00:10Z", "lastTransitionTime": "2026-01-01T00:00:00Z",
             "message": "ReplicaSet \"web-new\" is progressing."}]}),
         );

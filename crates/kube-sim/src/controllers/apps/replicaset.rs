@@ -91,29 +91,26 @@ impl Controller for ReplicaSetController {
                 Err(_) => return world.requeue_after(key.clone(), Duration::from_millis(5)),
             }
         }
-        match error {
-            None => {
-                self.failures.remove(key);
-                let (replicas, min_ready) = (
-                    replicas(&written),
-                    int_at(&written, "/spec/minReadySeconds").unwrap_or(0),
-                );
-                let count = |f: &str| int_at(&written, &format!("/status/{f}")).unwrap_or(0);
-                if min_ready > 0
-                    && count("readyReplicas") == replicas
-                    && count("availableReplicas") != replicas
-                {
-                    world.requeue_after(key.clone(), Duration::from_secs(min_ready.unsigned_abs()));
-                }
+        if error.is_none() {
+            self.failures.remove(key);
+            let (replicas, min_ready) = (
+                replicas(&written),
+                int_at(&written, "/spec/minReadySeconds").unwrap_or(0),
+            );
+            let count = |f: &str| int_at(&written, &format!("/status/{f}")).unwrap_or(0);
+            if min_ready > 0
+                && count("readyReplicas") == replicas
+                && count("availableReplicas") != replicas
+            {
+                world.requeue_after(key.clone(), Duration::from_secs(min_ready.unsigned_abs()));
             }
-            Some(_) => {
-                let n = self.failures.entry(key.clone()).or_default();
-                let backoff = Duration::from_millis(5)
-                    .saturating_mul(1 << (*n).min(18))
-                    .min(Duration::from_secs(1000));
-                *n += 1;
-                world.requeue_after(key.clone(), backoff);
-            }
+        } else {
+            let n = self.failures.entry(key.clone()).or_default();
+            let backoff = Duration::from_millis(5)
+                .saturating_mul(1 << (*n).min(18))
+                .min(Duration::from_secs(1000));
+            *n += 1;
+            world.requeue_after(key.clone(), backoff);
         }
     }
 }

@@ -12,10 +12,9 @@ pub(crate) use crate::controllers::workloads::selectors::selector_matches as mat
 /// refuses because it would select every pod.
 pub(crate) fn is_empty(selector: &Value) -> bool {
     let len = |k: &str| {
-        selector
-            .get(k)
-            .map(|v| v.as_object().map_or(0, Map::len) + v.as_array().map_or(0, Vec::len))
-            .unwrap_or(0)
+        selector.get(k).map_or(0, |v| {
+            v.as_object().map_or(0, Map::len) + v.as_array().map_or(0, Vec::len)
+        })
     };
     selector.is_object() && len("matchLabels") == 0 && len("matchExpressions") == 0
 }

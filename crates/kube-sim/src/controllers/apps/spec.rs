@@ -211,7 +211,7 @@ mod tests {
     use serde_json::json;
 
     #[track_caller]
-    fn case(surge: Value, unavailable: Value, replicas: i32, want: (i32, i32)) {
+    fn case(surge: &Value, unavailable: &Value, replicas: i32, want: (i32, i32)) {
         let d = json!({"spec": {"replicas": replicas, "strategy": {"type": "RollingUpdate",
             "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}}}});
         let spec = DeploymentSpec::from_object(&d);
@@ -224,15 +224,15 @@ mod tests {
 
     #[test]
     fn resolves_surge_up_and_unavailable_down() {
-        case(json!("25%"), json!("25%"), 3, (1, 0));
-        case(json!("25%"), json!("25%"), 10, (3, 2));
-        case(json!(1), json!(0), 3, (1, 0));
-        case(json!(0), json!(1), 3, (0, 1));
-        case(json!("0%"), json!("10%"), 5, (0, 1));
-        case(json!(2), json!(5), 3, (2, 3));
-        case(json!("50%"), json!("50%"), 1, (1, 0));
-        case(json!("bogus"), json!(1), 4, (0, 1));
-        case(json!("25%"), json!("25%"), 0, (0, 0));
+        case(&json!("25%"), &json!("25%"), 3, (1, 0));
+        case(&json!("25%"), &json!("25%"), 10, (3, 2));
+        case(&json!(1), &json!(0), 3, (1, 0));
+        case(&json!(0), &json!(1), 3, (0, 1));
+        case(&json!("0%"), &json!("10%"), 5, (0, 1));
+        case(&json!(2), &json!(5), 3, (2, 3));
+        case(&json!("50%"), &json!("50%"), 1, (1, 0));
+        case(&json!("bogus"), &json!(1), 4, (0, 1));
+        case(&json!("25%"), &json!("25%"), 0, (0, 0));
     }
 
     #[test]
@@ -246,7 +246,7 @@ mod tests {
         assert!(spec.is_rolling() && !spec.paused);
         assert_eq!((spec.max_surge(), spec.max_unavailable()), (1, 0));
         let recreate = DeploymentSpec::from_object(&json!({"spec": {"replicas": 4,
-            "strategy": {"type": "Recreate"}, "progressDeadlineSeconds": 2147483647}}));
+            "strategy": {"type": "Recreate"}, "progressDeadlineSeconds": i32::MAX}}));
         assert_eq!((recreate.max_surge(), recreate.max_unavailable()), (0, 0));
         assert!(!recreate.has_progress_deadline());
     }

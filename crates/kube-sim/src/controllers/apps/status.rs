@@ -137,7 +137,8 @@ impl DeploymentStatus {
                 return;
             }
             if current.status == cond.status {
-                cond.last_transition_time = current.last_transition_time.clone();
+                cond.last_transition_time
+                    .clone_from(&current.last_transition_time);
             }
         }
         self.remove_condition(&cond.type_.clone());

@@ -11,7 +11,7 @@ use crate::controllers::workloads::objects::{
     str_at,
 };
 use crate::engine::{Controller, World};
-use crate::store::{Change, ObjectKey};
+use crate::store::{Change, DeleteOptions, ObjectKey};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde_json::{Value, json};
@@ -160,7 +160,10 @@ impl CronJobController {
             "Replace" => {
                 for job in running {
                     if world
-                        .delete(&job_key(namespace(job), name(job)), Default::default())
+                        .delete(
+                            &job_key(namespace(job), name(job)),
+                            DeleteOptions::default(),
+                        )
                         .is_ok()
                     {
                         event(

@@ -6,7 +6,7 @@ use crate::controllers::workloads::objects::{
 };
 use crate::engine::World;
 use crate::events::EventSpec;
-use crate::store::ObjectKey;
+use crate::store::{DeleteOptions, ObjectKey};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde_json::{Value, json};
@@ -124,12 +124,13 @@ pub(crate) fn track_jobs(
             "Active job went missing".into(),
         );
     }
-    match active.is_empty() {
-        true => status.as_object_mut().map(|s| s.remove("active")),
-        false => status
-            .as_object_mut()
-            .map(|s| s.insert("active".into(), json!(active))),
-    };
+    if let Some(s) = status.as_object_mut() {
+        if active.is_empty() {
+            s.remove("active");
+        } else {
+            s.insert("active".into(), json!(active));
+        }
+    }
 }
 
 /// Delete finished Jobs beyond the history limits, oldest first.
@@ -158,7 +159,10 @@ pub(crate) fn clean_history(world: &mut World<'_>, cj: &Value, jobs: &[Arc<Value
             .saturating_sub(usize::try_from(limit).unwrap_or(0));
         for job in done.into_iter().take(excess) {
             if world
-                .delete(&job_key(namespace(job), name(job)), Default::default())
+                .delete(
+                    &job_key(namespace(job), name(job)),
+                    DeleteOptions::default(),
+                )
                 .is_ok()
             {
                 event(

@@ -66,9 +66,9 @@ impl JobSync<'_> {
         for pod in active_pods {
             let dup = self.indexed() && (!self.valid_index(pod) || !seen.insert(pod_index(pod)));
             if dup {
-                surplus.push((**pod).clone())
+                surplus.push((**pod).clone());
             } else {
-                keep.push((**pod).clone())
+                keep.push((**pod).clone());
             }
         }
         let rm_at_least = (active - want).max(0) as usize;

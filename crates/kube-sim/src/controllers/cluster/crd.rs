@@ -294,7 +294,7 @@ fn name_status(crd: &Value, all: &[std::sync::Arc<Value>], now: &str) -> Value {
             ),
         }
     }
-    out["status"]["acceptedNames"] = Value::Object(ordered_names(accepted));
+    out["status"]["acceptedNames"] = Value::Object(ordered_names(&accepted));
     let mut stored = strings(crd.pointer("/status/storedVersions"));
     let storage = crd
         .pointer("/spec/versions")
@@ -318,7 +318,7 @@ fn name_status(crd: &Value, all: &[std::sync::Arc<Value>], now: &str) -> Value {
 }
 
 /// `CustomResourceDefinitionNames` in Go field order, empty fields omitted.
-fn ordered_names(names: Map<String, Value>) -> Map<String, Value> {
+fn ordered_names(names: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
     for k in [
         "plural",

@@ -6,7 +6,7 @@ use crate::store::{DeleteOptions, ObjectKey};
 use serde_json::{Value, json};
 use std::time::Duration;
 
-fn cm(name: &str, owners: Value) -> Value {
+fn cm(name: &str, owners: &Value) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap",
            "metadata": {"name": name, "namespace": "shop", "ownerReferences": owners},
            "data": {"app.properties": "color=blue"}})
@@ -19,7 +19,7 @@ async fn deleting_a_deployment_collects_its_replica_set_and_pods() {
     sim.create(deployment(
         "web",
         "registry.example.com/web:1.4.2",
-        json!({}),
+        &json!({}),
     ))
     .unwrap();
     sleep_ms(1000).await;
@@ -68,10 +68,10 @@ async fn dangling_owner_references_are_dropped_or_collect_the_object() {
     let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]});
     let gone = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "old", "uid": "0b4c1e5e-0000-4000-8000-000000000999"});
     let unknown = json!({"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "uid": "0b4c1e5e-0000-4000-8000-000000000998"});
-    sim.create(cm("mixed", json!([live.clone(), gone.clone()])))
+    sim.create(cm("mixed", &json!([live.clone(), gone.clone()])))
         .unwrap();
-    sim.create(cm("orphan", json!([gone]))).unwrap();
-    sim.create(cm("unresolvable", json!([unknown.clone()])))
+    sim.create(cm("orphan", &json!([gone]))).unwrap();
+    sim.create(cm("unresolvable", &json!([unknown.clone()])))
         .unwrap();
     sleep_ms(500).await;
     let key = |n: &str| ObjectKey::new("", "configmaps", "shop", n);
@@ -129,10 +129,10 @@ async fn namespaces_become_active_get_a_default_service_account_and_terminate() 
     sim.create(deployment(
         "web",
         "registry.example.com/web:1.4.2",
-        json!({"replicas": 1}),
+        &json!({"replicas": 1}),
     ))
     .unwrap();
-    sim.create(cm("settings", json!([]))).unwrap();
+    sim.create(cm("settings", &json!([]))).unwrap();
     sleep_ms(1000).await;
     kubelet_tick(&sim.store, always);
     sleep_ms(1000).await;
@@ -192,7 +192,7 @@ async fn a_namespace_removed_outright_still_loses_its_content() {
     let sim = sim();
     namespace(&sim, "shop");
     sleep_ms(500).await;
-    sim.create(cm("settings", json!([]))).unwrap();
+    sim.create(cm("settings", &json!([]))).unwrap();
     sim.store
         .delete(
             &ObjectKey::new("", "namespaces", "", "shop"),

@@ -85,6 +85,10 @@ pub(crate) fn pod_ip(pod: &Value) -> &str {
 
 /// A service port resolved for one pod: (name, number, protocol, appProtocol).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "the fields mirror the Kubernetes EndpointPort's: name, port, protocol, appProtocol"
+)]
 pub(crate) struct Port {
     pub name: String,
     pub port: i64,

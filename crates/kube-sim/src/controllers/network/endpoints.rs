@@ -12,7 +12,7 @@ use crate::controllers::workloads::objects::{
 use crate::controllers::workloads::pods::is_ready;
 use crate::controllers::workloads::statefulset::identity::sorted;
 use crate::engine::{Controller, World};
-use crate::store::{Change, ObjectKey};
+use crate::store::{Change, DeleteOptions, ObjectKey};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -66,9 +66,9 @@ fn subsets(service: &Value, pods: &[std::sync::Arc<Value>]) -> Vec<Value> {
         }
         let (ready, not_ready) = groups.entry(ports).or_default();
         if publish || is_ready(pod) {
-            ready.push(address(service, pod))
+            ready.push(address(service, pod));
         } else {
-            not_ready.push(address(service, pod))
+            not_ready.push(address(service, pod));
         }
     }
     groups
@@ -131,7 +131,7 @@ impl Controller for EndpointsController {
                     !str_at(&e, "/metadata/labels/endpoints.kubernetes.io~1managed-by").is_empty()
                 })
             {
-                let _ = world.delete(&ep_key, Default::default());
+                let _ = world.delete(&ep_key, DeleteOptions::default());
             }
             return;
         };
@@ -149,12 +149,13 @@ impl Controller for EndpointsController {
             json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": key.name, "namespace": key.namespace}})
         });
         next["metadata"]["labels"] = Value::Object(labels);
-        match subsets.is_empty() {
-            true => next.as_object_mut().map(|o| o.remove("subsets")),
-            false => next
-                .as_object_mut()
-                .map(|o| o.insert("subsets".into(), json!(subsets))),
-        };
+        if let Some(o) = next.as_object_mut() {
+            if subsets.is_empty() {
+                o.remove("subsets");
+            } else {
+                o.insert("subsets".into(), json!(subsets));
+            }
+        }
         if current.as_deref() == Some(&next) {
             return;
         }

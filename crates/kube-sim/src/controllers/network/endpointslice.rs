@@ -13,7 +13,7 @@ use crate::controllers::workloads::objects::{
 use crate::controllers::workloads::pods::is_ready;
 use crate::controllers::workloads::statefulset::identity::sorted;
 use crate::engine::{Controller, World};
-use crate::store::{Change, ObjectKey};
+use crate::store::{Change, DeleteOptions, ObjectKey};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -106,7 +106,7 @@ impl EndpointSliceController {
             for slice in &existing {
                 let _ = world.delete(
                     &slice_key(namespace(slice), name(slice)),
-                    Default::default(),
+                    DeleteOptions::default(),
                 );
             }
             return;
@@ -149,37 +149,35 @@ impl EndpointSliceController {
         for (ports, endpoints) in wanted {
             let same_ports =
                 |s: &&Arc<Value>| s.get("ports").cloned().unwrap_or(Value::Null) == ports;
-            match unused.iter().position(same_ports) {
-                Some(i) => {
-                    let slice = unused.remove(i);
-                    let mut next = (**slice).clone();
-                    next["endpoints"] = endpoints;
-                    next["metadata"]["labels"] = Value::Object(labels.clone());
-                    if next != **slice {
-                        if let Some(t) = trigger {
-                            next["metadata"]["annotations"][TRIGGER] =
-                                json!(crate::controllers::workloads::objects::format_time(t));
-                        }
-                        let _ = world.update(&slice_key(namespace(slice), name(slice)), next);
-                    }
-                }
-                None => {
-                    let slice_name = self.names.generate(&format!("{}-", name(&service)));
-                    let mut metadata = json!({"name": slice_name, "generateName": format!("{}-", name(&service)),
-                        "namespace": namespace(&service), "labels": labels, "ownerReferences": [controller_ref(&service)]});
+            if let Some(i) = unused.iter().position(same_ports) {
+                let slice = unused.remove(i);
+                let mut next = (**slice).clone();
+                next["endpoints"] = endpoints;
+                next["metadata"]["labels"] = Value::Object(labels.clone());
+                if next != **slice {
                     if let Some(t) = trigger {
-                        metadata["annotations"] = json!({TRIGGER: crate::controllers::workloads::objects::format_time(t)});
+                        next["metadata"]["annotations"][TRIGGER] =
+                            json!(crate::controllers::workloads::objects::format_time(t));
                     }
-                    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": metadata,
-                        "addressType": "IPv4", "endpoints": endpoints, "ports": ports});
-                    let _ = world.create(&slice_key(namespace(&service), &slice_name), slice);
+                    let _ = world.update(&slice_key(namespace(slice), name(slice)), next);
                 }
+            } else {
+                let slice_name = self.names.generate(&format!("{}-", name(&service)));
+                let mut metadata = json!({"name": slice_name, "generateName": format!("{}-", name(&service)),
+                    "namespace": namespace(&service), "labels": labels, "ownerReferences": [controller_ref(&service)]});
+                if let Some(t) = trigger {
+                    metadata["annotations"] =
+                        json!({TRIGGER: crate::controllers::workloads::objects::format_time(t)});
+                }
+                let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": metadata,
+                    "addressType": "IPv4", "endpoints": endpoints, "ports": ports});
+                let _ = world.create(&slice_key(namespace(&service), &slice_name), slice);
             }
         }
         for slice in unused {
             let _ = world.delete(
                 &slice_key(namespace(slice), name(slice)),
-                Default::default(),
+                DeleteOptions::default(),
             );
         }
     }

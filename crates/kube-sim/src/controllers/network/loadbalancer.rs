@@ -99,7 +99,7 @@ impl LoadBalancerController {
             return;
         };
         if now < since + PROVISION_TIME {
-            world.requeue_after(key.clone(), since + PROVISION_TIME - now);
+            world.requeue_after(key.clone(), (since + PROVISION_TIME).saturating_sub(now));
             return;
         }
         let used: Vec<String> = world

@@ -60,28 +60,28 @@ impl VolumeBinder {
         set_phase(world, key, &claim, status);
     }
 
-    fn sync_claim(world: &mut World<'_>, key: &ObjectKey, pvc: Arc<Value>) {
-        if is_deleting(&pvc) {
+    fn sync_claim(world: &mut World<'_>, key: &ObjectKey, pvc: &Value) {
+        if is_deleting(pvc) {
             return;
         }
         if pvc.pointer("/status/phase").is_none() {
             // What the API server sets on create; the write brings the claim back here.
-            set_phase(world, key, &pvc, json!({"phase": "Pending"}));
+            set_phase(world, key, pvc, json!({"phase": "Pending"}));
             return;
         }
-        let volume_name = str_at(&pvc, "/spec/volumeName").to_owned();
+        let volume_name = str_at(pvc, "/spec/volumeName").to_owned();
         if !volume_name.is_empty() {
             match world.get(&pv_key(&volume_name)) {
-                None if annotation(&pvc, BIND_COMPLETED) == "yes" => {
-                    if str_at(&pvc, "/status/phase") != "Lost" {
-                        set_phase(world, key, &pvc, json!({"phase": "Lost"}));
-                        event(world, &pvc, "Warning", "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!".into(), COMPONENT);
+                None if annotation(pvc, BIND_COMPLETED) == "yes" => {
+                    if str_at(pvc, "/status/phase") != "Lost" {
+                        set_phase(world, key, pvc, json!({"phase": "Lost"}));
+                        event(world, pvc, "Warning", "ClaimLost", "Bound claim has lost its PersistentVolume. Data on the volume is lost!".into(), COMPONENT);
                     }
                 }
                 None => {
                     event(
                         world,
-                        &pvc,
+                        pvc,
                         "Normal",
                         "FailedBinding",
                         format!("volume \"{volume_name}\" not found"),
@@ -91,14 +91,12 @@ impl VolumeBinder {
                 }
                 Some(pv) => {
                     let ours = pv.pointer("/spec/claimRef").is_none_or(|r| {
-                        r.is_null()
-                            || str_at(r, "/uid") == uid(&pvc)
-                            || str_at(r, "/uid").is_empty()
+                        r.is_null() || str_at(r, "/uid") == uid(pvc) || str_at(r, "/uid").is_empty()
                     });
-                    let bound = str_at(&pvc, "/status/phase") == "Bound"
+                    let bound = str_at(pvc, "/status/phase") == "Bound"
                         && str_at(&pv, "/status/phase") == "Bound";
                     if ours && !bound {
-                        Self::bind(world, key, &pvc, &pv, false);
+                        Self::bind(world, key, pvc, &pv, false);
                     }
                 }
             }
@@ -130,18 +128,18 @@ impl VolumeBinder {
         let delayed = sc
             .as_ref()
             .is_some_and(|sc| str_at(sc, "/volumeBindingMode") == "WaitForFirstConsumer");
-        let node = annotation(&pvc, SELECTED_NODE).to_owned();
+        let node = annotation(pvc, SELECTED_NODE).to_owned();
         if !delayed || !node.is_empty() {
             let volumes = world.list("", "persistentvolumes", None);
-            if let Some(pv) = volumes.iter().find(|pv| volume_matches(pv, &pvc, &class)) {
-                Self::bind(world, key, &pvc, pv, true);
+            if let Some(pv) = volumes.iter().find(|pv| volume_matches(pv, pvc, &class)) {
+                Self::bind(world, key, pvc, pv, true);
                 return;
             }
         }
         if class.is_empty() {
             event(
                 world,
-                &pvc,
+                pvc,
                 "Normal",
                 "FailedBinding",
                 "no persistent volumes available for this claim and no storage class is set".into(),
@@ -153,7 +151,7 @@ impl VolumeBinder {
         let Some(sc) = sc else {
             event(
                 world,
-                &pvc,
+                pvc,
                 "Warning",
                 "ProvisioningFailed",
                 format!("storageclass.storage.k8s.io {class:?} not found"),
@@ -165,7 +163,7 @@ impl VolumeBinder {
         if delayed && node.is_empty() {
             event(
                 world,
-                &pvc,
+                pvc,
                 "Normal",
                 "WaitForFirstConsumer",
                 "waiting for first consumer to be created before binding".into(),
@@ -177,7 +175,7 @@ impl VolumeBinder {
         provision(
             world,
             key,
-            &pvc,
+            pvc,
             &sc,
             (!node.is_empty()).then_some(node.as_str()),
         );
@@ -249,9 +247,9 @@ impl Controller for VolumeBinder {
             return;
         };
         if key.plural == "persistentvolumes" {
-            sync_volume(world, key, object);
+            sync_volume(world, key, &object);
         } else {
-            Self::sync_claim(world, key, object);
+            Self::sync_claim(world, key, &object);
         }
     }
 }

@@ -110,7 +110,7 @@ fn metric_failure(metric: &Value) -> (&'static str, String) {
 
 impl AutoscalerController {
     /// One `reconcileAutoscaler`; returns the status to write.
-    fn sync(&self, world: &mut World<'_>, hpa: &Value) -> Map<String, Value> {
+    fn sync(world: &mut World<'_>, hpa: &Value) -> Map<String, Value> {
         let mut status = hpa
             .get("status")
             .and_then(Value::as_object)
@@ -309,7 +309,7 @@ impl Controller for AutoscalerController {
         let Some(hpa) = world.get(key) else {
             return;
         };
-        let status = self.sync(world, &hpa);
+        let status = Self::sync(world, &hpa);
         let mut next = (*hpa).clone();
         next["status"] = Value::Object(status);
         let _ = world.update_status(key, next);

@@ -5,7 +5,7 @@ use super::objects::{
     controller_ref, fnv32, fnv32a, int_at, is_controlled_by, name, namespace, safe_encode, str_at,
 };
 use crate::engine::{World, WriteError};
-use crate::store::{ObjectKey, StoreError};
+use crate::store::{DeleteOptions, ObjectKey, StoreError};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -159,7 +159,10 @@ pub(crate) fn truncate_history(
         .len()
         .saturating_sub(usize::try_from(limit).unwrap_or(0));
     for old in history.into_iter().take(excess) {
-        let _ = world.delete(&revision_key(namespace(old), name(old)), Default::default());
+        let _ = world.delete(
+            &revision_key(namespace(old), name(old)),
+            DeleteOptions::default(),
+        );
     }
 }
 

@@ -157,28 +157,25 @@ pub(crate) fn format_time(t: Timestamp) -> String {
 /// Returns whether anything changed.
 pub(crate) fn set_condition(conditions: &mut Vec<Value>, mut condition: Value, now: &str) -> bool {
     let type_ = str_at(&condition, "/type").to_owned();
-    match conditions.iter_mut().find(|c| str_at(c, "/type") == type_) {
-        Some(existing) => {
-            let same_status = str_at(existing, "/status") == str_at(&condition, "/status");
-            condition["lastTransitionTime"] = if same_status {
-                existing
-                    .get("lastTransitionTime")
-                    .cloned()
-                    .unwrap_or_else(|| json!(now))
-            } else {
-                json!(now)
-            };
-            if *existing == condition {
-                return false;
-            }
-            *existing = condition;
-            true
+    if let Some(existing) = conditions.iter_mut().find(|c| str_at(c, "/type") == type_) {
+        let same_status = str_at(existing, "/status") == str_at(&condition, "/status");
+        condition["lastTransitionTime"] = if same_status {
+            existing
+                .get("lastTransitionTime")
+                .cloned()
+                .unwrap_or_else(|| json!(now))
+        } else {
+            json!(now)
+        };
+        if *existing == condition {
+            return false;
         }
-        None => {
-            condition["lastTransitionTime"] = json!(now);
-            conditions.push(condition);
-            true
-        }
+        *existing = condition;
+        true
+    } else {
+        condition["lastTransitionTime"] = json!(now);
+        conditions.push(condition);
+        true
     }
 }
 

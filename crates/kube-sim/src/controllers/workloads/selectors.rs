@@ -142,10 +142,10 @@ mod tests {
     use serde_json::json;
 
     #[track_caller]
-    fn case(selector: Value, labels: Value, want: bool) {
+    fn case(selector: &Value, labels: &Value, want: bool) {
         let labels = labels.as_object().cloned().unwrap_or_default();
         assert_eq!(
-            selector_matches(Some(&selector), &labels),
+            selector_matches(Some(selector), &labels),
             want,
             "{selector} vs {labels:?}"
         );
@@ -154,27 +154,27 @@ mod tests {
     #[test]
     fn label_selectors_match_as_kubernetes_does() {
         let web = json!({"app": "web", "tier": "frontend"});
-        case(json!({}), web.clone(), true);
-        case(json!({"matchLabels": {"app": "web"}}), web.clone(), true);
-        case(json!({"matchLabels": {"app": "db"}}), web.clone(), false);
+        case(&json!({}), &web, true);
+        case(&json!({"matchLabels": {"app": "web"}}), &web, true);
+        case(&json!({"matchLabels": {"app": "db"}}), &web, false);
         case(
-            json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["frontend", "edge"]}]}),
-            web.clone(),
+            &json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["frontend", "edge"]}]}),
+            &web,
             true,
         );
         case(
-            json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["frontend"]}]}),
-            web.clone(),
+            &json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["frontend"]}]}),
+            &web,
             false,
         );
         case(
-            json!({"matchExpressions": [{"key": "canary", "operator": "DoesNotExist"}]}),
-            web.clone(),
+            &json!({"matchExpressions": [{"key": "canary", "operator": "DoesNotExist"}]}),
+            &web,
             true,
         );
         case(
-            json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "canary", "operator": "Exists"}]}),
-            web,
+            &json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "canary", "operator": "Exists"}]}),
+            &web,
             false,
         );
         assert!(!selector_matches(None, &Map::new()));

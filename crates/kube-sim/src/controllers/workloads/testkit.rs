@@ -22,7 +22,7 @@ pub(crate) fn manual(scenario: Scenario) -> Sim {
         loop {
             match changes.recv().await {
                 Ok(c) if c.kind == ChangeType::Added && c.key.in_collection("", "pods", None) => {
-                    store.freeze(&c.key)
+                    store.freeze(&c.key);
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
@@ -143,7 +143,7 @@ pub(crate) fn set_pod(
     let terminated = matches!(phase, "Succeeded" | "Failed");
     let statuses: Vec<Value> = pod["spec"]["containers"].as_array().cloned().unwrap_or_default().iter().map(|c| {
         let state = if terminated {
-            let code = if phase == "Succeeded" { 0 } else { 1 };
+            let code = i32::from(phase != "Succeeded");
             json!({"terminated": {"exitCode": code, "reason": if code == 0 { "Completed" } else { "Error" },
                                   "startedAt": now, "finishedAt": now}})
         } else {

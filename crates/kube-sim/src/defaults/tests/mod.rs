@@ -12,13 +12,12 @@ use serde_json::Value;
 /// Compares whole objects (key order ignored), printing both sides readably on mismatch.
 #[track_caller]
 pub(super) fn assert_json_eq(actual: &Value, expected: &Value) {
-    if actual != expected {
-        panic!(
-            "objects differ\n--- actual\n{}\n--- expected\n{}",
-            serde_json::to_string_pretty(actual).unwrap_or_default(),
-            serde_json::to_string_pretty(expected).unwrap_or_default()
-        );
-    }
+    assert!(
+        actual == expected,
+        "objects differ\n--- actual\n{}\n--- expected\n{}",
+        serde_json::to_string_pretty(actual).unwrap_or_default(),
+        serde_json::to_string_pretty(expected).unwrap_or_default()
+    );
 }
 
 /// Runs `default_object` and checks it is idempotent, as decoding twice must be.

@@ -140,7 +140,7 @@ fn image_pull_policy_follows_the_tag() {
 #[test]
 fn limits_become_requests_and_decide_qos() {
     #[track_caller]
-    fn case(resources: serde_json::Value, requests: serde_json::Value, qos: &str) {
+    fn case(resources: &serde_json::Value, requests: &serde_json::Value, qos: &str) {
         let pod = defaulted(json!({
             "apiVersion": "v1",
             "kind": "Pod",
@@ -149,26 +149,26 @@ fn limits_become_requests_and_decide_qos() {
         }));
         assert_json_eq(
             &pod["spec"]["containers"][0]["resources"]["requests"],
-            &requests,
+            requests,
         );
         assert_eq!(pod["status"]["qosClass"], json!(qos));
     }
     case(
-        json!({"limits": {"cpu": "0.5", "memory": "256Mi"}}),
-        json!({"cpu": "500m", "memory": "256Mi"}),
+        &json!({"limits": {"cpu": "0.5", "memory": "256Mi"}}),
+        &json!({"cpu": "500m", "memory": "256Mi"}),
         "Guaranteed",
     );
     case(
-        json!({"limits": {"cpu": 1, "memory": "1Gi"}, "requests": {"cpu": "100m"}}),
-        json!({"cpu": "100m", "memory": "1Gi"}),
+        &json!({"limits": {"cpu": 1, "memory": "1Gi"}, "requests": {"cpu": "100m"}}),
+        &json!({"cpu": "100m", "memory": "1Gi"}),
         "Burstable",
     );
     case(
-        json!({"requests": {"memory": "64Mi"}}),
-        json!({"memory": "64Mi"}),
+        &json!({"requests": {"memory": "64Mi"}}),
+        &json!({"memory": "64Mi"}),
         "Burstable",
     );
-    case(json!({}), serde_json::Value::Null, "BestEffort");
+    case(&json!({}), &serde_json::Value::Null, "BestEffort");
 }
 
 #[test]
@@ -263,7 +263,7 @@ fn pod_only_defaults_respect_existing_tolerations_priority_and_host_network() {
     }));
     let spec = &pod["spec"];
     assert_json_eq(&spec["tolerations"], &json!([{"operator": "Exists"}]));
-    assert_eq!(spec["priority"], json!(2000001000));
+    assert_eq!(spec["priority"], json!(2_000_001_000));
     assert_eq!(spec["containers"][0]["ports"][0]["hostPort"], json!(9100));
 
     let partial = defaulted(json!({

@@ -37,31 +37,36 @@ fn minimal_clusterip_service_reads_back_like_kubectl_get() {
 #[test]
 fn cluster_ip_allocation_is_deterministic_and_keeps_requests() {
     #[track_caller]
-    fn case(spec: serde_json::Value, n: u32, ip: serde_json::Value, ips: serde_json::Value) {
+    fn case(spec: &serde_json::Value, n: u32, ip: &serde_json::Value, ips: &serde_json::Value) {
         let mut service = json!({"spec": spec});
         allocate_cluster_ip(&mut service, n);
-        assert_eq!(service["spec"]["clusterIP"], ip);
-        assert_eq!(service["spec"]["clusterIPs"], ips);
+        assert_eq!(service["spec"]["clusterIP"], *ip);
+        assert_eq!(service["spec"]["clusterIPs"], *ips);
     }
-    case(json!({}), 0, json!("10.96.0.1"), json!(["10.96.0.1"]));
-    case(json!({}), 300, json!("10.96.1.45"), json!(["10.96.1.45"]));
+    case(&json!({}), 0, &json!("10.96.0.1"), &json!(["10.96.0.1"]));
     case(
-        json!({"clusterIP": "None"}),
-        3,
-        json!("None"),
-        json!(["None"]),
+        &json!({}),
+        300,
+        &json!("10.96.1.45"),
+        &json!(["10.96.1.45"]),
     );
     case(
-        json!({"clusterIP": "10.96.200.7"}),
+        &json!({"clusterIP": "None"}),
         3,
-        json!("10.96.200.7"),
-        json!(["10.96.200.7"]),
+        &json!("None"),
+        &json!(["None"]),
     );
     case(
-        json!({"type": "ExternalName", "externalName": "db.example.com"}),
+        &json!({"clusterIP": "10.96.200.7"}),
         3,
-        serde_json::Value::Null,
-        serde_json::Value::Null,
+        &json!("10.96.200.7"),
+        &json!(["10.96.200.7"]),
+    );
+    case(
+        &json!({"type": "ExternalName", "externalName": "db.example.com"}),
+        3,
+        &serde_json::Value::Null,
+        &serde_json::Value::Null,
     );
 }
 

@@ -18,7 +18,7 @@ fn nginx_container() -> serde_json::Value {
     })
 }
 
-fn template_spec_defaults(containers: serde_json::Value, restart: &str) -> serde_json::Value {
+fn template_spec_defaults(containers: &serde_json::Value, restart: &str) -> serde_json::Value {
     json!({
         "containers": containers,
         "dnsPolicy": "ClusterFirst",
@@ -60,7 +60,7 @@ fn minimal_deployment_reads_back_like_kubectl_get() {
             },
             "template": {
                 "metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
-                "spec": template_spec_defaults(json!([nginx_container()]), "Always"),
+                "spec": template_spec_defaults(&json!([nginx_container()]), "Always"),
             },
         },
         "status": {},
@@ -145,7 +145,7 @@ fn minimal_statefulset_with_claim_template() {
             "serviceName": "db",
             "template": {
                 "metadata": {"creationTimestamp": null, "labels": {"app": "db"}},
-                "spec": template_spec_defaults(json!([{
+                "spec": template_spec_defaults(&json!([{
                     "image": "postgres:16",
                     "imagePullPolicy": "IfNotPresent",
                     "name": "postgres",
@@ -278,7 +278,7 @@ fn minimal_job_with_generated_selector() {
             "suspend": false,
             "template": {
                 "metadata": {"creationTimestamp": null, "labels": labels},
-                "spec": template_spec_defaults(json!([{
+                "spec": template_spec_defaults(&json!([{
                     "command": ["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"],
                     "image": "perl:5.34.0",
                     "imagePullPolicy": "IfNotPresent",
@@ -318,7 +318,7 @@ fn job_parallelism_completions_and_manual_selector() {
         "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
         "template": {"spec": {"containers": []}},
     }));
-    assert_eq!(per_index["spec"]["backoffLimit"], json!(2147483647));
+    assert_eq!(per_index["spec"]["backoffLimit"], json!(i32::MAX));
     assert_eq!(per_index["spec"]["podReplacementPolicy"], json!("Failed"));
     assert_eq!(
         per_index["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["status"],
@@ -361,7 +361,7 @@ fn minimal_cronjob_template_is_not_a_job() {
                 "metadata": {"creationTimestamp": null},
                 "spec": {"template": {
                     "metadata": {"creationTimestamp": null},
-                    "spec": template_spec_defaults(json!([{
+                    "spec": template_spec_defaults(&json!([{
                         "command": ["sh", "-c", "date"],
                         "image": "busybox:1.36",
                         "imagePullPolicy": "IfNotPresent",

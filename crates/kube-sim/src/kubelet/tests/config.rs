@@ -6,7 +6,7 @@ use crate::scenario::Scenario;
 
 const WEB: &str = "web-7d4b9c8f5d-x2x9q";
 
-fn config_map(name: &str, data: Value) -> Value {
+fn config_map(name: &str, data: &Value) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": NS}, "data": data})
 }
 
@@ -20,7 +20,7 @@ async fn a_missing_config_map_blocks_the_container_until_it_is_created() {
     ]});
     sim.create(pod(
         WEB,
-        json!({"containers": [container("web", "nginx:1.27", env)]}),
+        &json!({"containers": [container("web", "nginx:1.27", &env)]}),
     ))
     .unwrap();
     run_for(14.0).await;
@@ -54,7 +54,7 @@ async fn a_missing_config_map_blocks_the_container_until_it_is_created() {
         ]
     );
 
-    sim.create(config_map("app-config", json!({"LOG_LEVEL": "info"})))
+    sim.create(config_map("app-config", &json!({"LOG_LEVEL": "info"})))
         .unwrap();
     run_for(1.0).await;
     let s = get_pod(&sim, WEB)["status"].clone();
@@ -91,13 +91,13 @@ async fn missing_secret_keys_and_env_from_are_reported_like_the_kubelet() {
     let key_ref = json!({"env": [{"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}]});
     sim.create(pod(
         WEB,
-        json!({"containers": [container("web", "nginx:1.27", key_ref)]}),
+        &json!({"containers": [container("web", "nginx:1.27", &key_ref)]}),
     ))
     .unwrap();
     let from = json!({"envFrom": [{"secretRef": {"name": "api-keys"}}]});
     sim.create(pod(
         "worker-6c8f7b9d4-plm2x",
-        json!({"containers": [container("worker", "nginx:1.27", from)]}),
+        &json!({"containers": [container("worker", "nginx:1.27", &from)]}),
     ))
     .unwrap();
     run_for(3.0).await;
@@ -116,11 +116,11 @@ async fn a_missing_volume_source_keeps_the_pod_creating_with_failed_mount_back_o
     let sim = Sim::start(Scenario::default());
     let rec = record(&sim);
     let spec = json!({
-        "containers": [container("web", "nginx:1.27", json!({"volumeMounts": [{"name": "cfg", "mountPath": "/etc/web"}]}))],
+        "containers": [container("web", "nginx:1.27", &json!({"volumeMounts": [{"name": "cfg", "mountPath": "/etc/web"}]}))],
         "volumes": [{"name": "cfg", "configMap": {"name": "web-config", "defaultMode": 420}},
                     {"name": "certs", "secret": {"secretName": "web-tls", "optional": true, "defaultMode": 420}}]
     });
-    sim.create(pod(WEB, spec)).unwrap();
+    sim.create(pod(WEB, &spec)).unwrap();
     run_for(10.0).await;
 
     let s = get_pod(&sim, WEB)["status"].clone();
@@ -149,8 +149,11 @@ async fn a_missing_volume_source_keeps_the_pod_creating_with_failed_mount_back_o
         .unwrap();
     assert_eq!(ev["involvedObject"].get("fieldPath"), None);
 
-    sim.create(config_map("web-config", json!({"nginx.conf": "events {}"})))
-        .unwrap();
+    sim.create(config_map(
+        "web-config",
+        &json!({"nginx.conf": "events {}"}),
+    ))
+    .unwrap();
     run_for(5.0).await;
     assert_eq!(
         get_pod(&sim, WEB)["status"]["phase"],

@@ -10,7 +10,7 @@ const CRASHING: &str = "registry.local/shop/web:crash";
 fn web_pod(image: &str) -> Value {
     pod(
         WEB,
-        json!({"containers": [container("web", image, json!({}))]}),
+        &json!({"containers": [container("web", image, &json!({}))]}),
     )
 }
 
@@ -194,7 +194,7 @@ async fn a_start_error_is_run_container_error_then_crash_loop() {
 fn job_pod(name: &str, image: &str) -> Value {
     let mut p = pod(
         name,
-        json!({"restartPolicy": "Never", "containers": [container("migrate", image, json!({}))]}),
+        &json!({"restartPolicy": "Never", "containers": [container("migrate", image, &json!({}))]}),
     );
     p["metadata"]["labels"] =
         json!({"batch.kubernetes.io/job-name": "migrate", "job-name": "migrate"});
@@ -298,10 +298,10 @@ async fn init_containers_run_one_by_one_before_the_app() {
     let sim = Sim::start(Scenario::builder().image("busybox:1.36", quick(2)).build());
     let rec = record(&sim);
     let spec = json!({
-        "initContainers": [container("wait-db", "busybox:1.36", json!({})), container("migrate", "busybox:1.36", json!({}))],
-        "containers": [container("web", "nginx:1.27", json!({}))]
+        "initContainers": [container("wait-db", "busybox:1.36", &json!({})), container("migrate", "busybox:1.36", &json!({}))],
+        "containers": [container("web", "nginx:1.27", &json!({}))]
     });
-    sim.create(pod(WEB, spec)).unwrap();
+    sim.create(pod(WEB, &spec)).unwrap();
     run_for(1.0).await;
     let s = status(&sim);
     assert_eq!(s["phase"], "Pending");

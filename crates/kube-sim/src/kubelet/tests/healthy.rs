@@ -8,7 +8,7 @@ const WEB: &str = "web-7d4b9c8f5d-x2x9q";
 fn web_pod() -> Value {
     pod(
         WEB,
-        json!({"containers": [container("web", "nginx:1.27", json!({
+        &json!({"containers": [container("web", "nginx:1.27", &json!({
             "ports": [{"containerPort": 80, "name": "http", "protocol": "TCP"}],
             "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
                                "initialDelaySeconds": 2, "periodSeconds": 5, "timeoutSeconds": 1,

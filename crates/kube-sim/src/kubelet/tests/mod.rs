@@ -22,7 +22,7 @@ pub async fn run_for(secs: f64) {
 }
 
 /// A Pod as the API server returns it after defaulting, with `spec` fields merged in.
-pub fn pod(name: &str, spec: Value) -> Value {
+pub fn pod(name: &str, spec: &Value) -> Value {
     let mut pod = json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -51,7 +51,7 @@ pub fn pod(name: &str, spec: Value) -> Value {
 }
 
 /// A container as defaulted by the API server.
-pub fn container(name: &str, image: &str, extra: Value) -> Value {
+pub fn container(name: &str, image: &str, extra: &Value) -> Value {
     let mut c = json!({
         "name": name,
         "image": image,

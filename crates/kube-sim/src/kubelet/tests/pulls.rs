@@ -9,7 +9,7 @@ const API: &str = "api-5f7c9d8b6-qm4ts";
 fn api_pod(image: &str) -> Value {
     pod(
         API,
-        json!({"containers": [container("api", image, json!({}))]}),
+        &json!({"containers": [container("api", image, &json!({}))]}),
     )
 }
 
@@ -221,12 +221,12 @@ async fn pulls_on_a_node_are_serialised_and_never_policy_needs_the_image() {
     let second = "worker-6c8f7b9d4-plm2x";
     sim.create(pod(
         second,
-        json!({"containers": [container("worker", image, json!({}))]}),
+        &json!({"containers": [container("worker", image, &json!({}))]}),
     ))
     .unwrap();
     let never = "cron-28461840-x7c2v";
-    let never_spec = json!({"containers": [container("cron", "registry.local/shop/cron:1", json!({"imagePullPolicy": "Never"}))]});
-    sim.create(pod(never, never_spec)).unwrap();
+    let never_spec = json!({"containers": [container("cron", "registry.local/shop/cron:1", &json!({"imagePullPolicy": "Never"}))]});
+    sim.create(pod(never, &never_spec)).unwrap();
     run_for(10.0).await;
 
     let pulled = |name: &str| {

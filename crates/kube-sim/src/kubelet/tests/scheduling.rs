@@ -3,15 +3,16 @@
 
 use super::*;
 use crate::scenario::{NodeSpec, Scenario};
+use std::collections::BTreeMap;
 
 const WEB: &str = "web-7d4b9c8f5d-x2x9q";
 
-fn web(name: &str, extra: Value) -> Value {
-    let mut spec = json!({"containers": [container("web", "nginx:1.27", json!({}))]});
+fn web(name: &str, extra: &Value) -> Value {
+    let mut spec = json!({"containers": [container("web", "nginx:1.27", &json!({}))]});
     for (k, v) in extra.as_object().expect("object") {
         spec[k] = v.clone();
     }
-    pod(name, spec)
+    pod(name, &spec)
 }
 
 fn node_of(sim: &Sim, name: &str) -> Value {
@@ -33,7 +34,7 @@ fn scheduled_condition(sim: &Sim, name: &str) -> Value {
 async fn pods_spread_over_nodes_by_count_then_name() {
     let sim = Sim::start(Scenario::default());
     for i in 0..4 {
-        sim.create(web(&format!("web-{i}"), json!({}))).unwrap();
+        sim.create(web(&format!("web-{i}"), &json!({}))).unwrap();
         run_for(0.5).await;
     }
     let nodes: Vec<_> = (0..4).map(|i| node_of(&sim, &format!("web-{i}"))).collect();
@@ -65,7 +66,7 @@ async fn pods_spread_over_nodes_by_count_then_name() {
 async fn an_unmatched_node_selector_is_unschedulable_until_a_node_matches() {
     let sim = Sim::start(Scenario::default());
     let rec = record(&sim);
-    sim.create(web(WEB, json!({"nodeSelector": {"disktype": "ssd"}})))
+    sim.create(web(WEB, &json!({"nodeSelector": {"disktype": "ssd"}})))
         .unwrap();
     run_for(1.0).await;
 
@@ -127,12 +128,12 @@ async fn an_unmatched_node_selector_is_unschedulable_until_a_node_matches() {
 async fn mixed_reasons_are_counted_per_node() {
     let cordoned = NodeSpec {
         name: "sim-node-4".into(),
-        labels: Default::default(),
+        labels: BTreeMap::new(),
         unschedulable: true,
     };
     let sim = Sim::start(Scenario::builder().node(cordoned).build());
-    let big = json!({"containers": [container("web", "nginx:1.27", json!({"resources": {"requests": {"cpu": "6"}}}))]});
-    sim.create(pod(WEB, big)).unwrap();
+    let big = json!({"containers": [container("web", "nginx:1.27", &json!({"resources": {"requests": {"cpu": "6"}}}))]});
+    sim.create(pod(WEB, &big)).unwrap();
     run_for(1.0).await;
     let message = "0/4 nodes are available: 1 node(s) were unschedulable, 3 Insufficient cpu. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.";
     assert_eq!(scheduled_condition(&sim, WEB)["message"], message);
@@ -141,7 +142,7 @@ async fn mixed_reasons_are_counted_per_node() {
 #[tokio::test(start_paused = true)]
 async fn no_nodes_and_deleting_an_unscheduled_pod() {
     let sim = Sim::start(Scenario::builder().no_nodes().build());
-    sim.create(web(WEB, json!({}))).unwrap();
+    sim.create(web(WEB, &json!({}))).unwrap();
     run_for(1.0).await;
     assert_eq!(
         scheduled_condition(&sim, WEB)["message"],
@@ -156,7 +157,7 @@ async fn no_nodes_and_deleting_an_unscheduled_pod() {
     );
 }
 
-fn pvc(name: &str, class: Value) -> Value {
+fn pvc(name: &str, class: &Value) -> Value {
     json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": NS},
            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
                     "storageClassName": class, "volumeMode": "Filesystem"},
@@ -166,7 +167,7 @@ fn pvc(name: &str, class: Value) -> Value {
 fn with_claim(claim: &str) -> Value {
     web(
         WEB,
-        json!({"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}),
+        &json!({"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}),
     )
 }
 
@@ -179,7 +180,7 @@ async fn claims_that_are_missing_or_unbound_immediate_block_scheduling() {
     assert_eq!(scheduled_condition(&sim, WEB)["message"], missing);
 
     // No class: only an existing volume could bind it, which is Immediate binding.
-    sim.create(pvc("data", json!(""))).unwrap();
+    sim.create(pvc("data", &json!(""))).unwrap();
     run_for(1.0).await;
     let unbound = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
     assert_eq!(scheduled_condition(&sim, WEB)["message"], unbound);
@@ -191,7 +192,7 @@ async fn a_wait_for_first_consumer_claim_gets_the_chosen_node_before_the_pod_bin
     let class = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local-wffc"},
                        "provisioner": "kube-sim.io/local", "reclaimPolicy": "Delete", "volumeBindingMode": "WaitForFirstConsumer"});
     sim.create(class).unwrap();
-    sim.create(pvc("data", json!("local-wffc"))).unwrap();
+    sim.create(pvc("data", &json!("local-wffc"))).unwrap();
     sim.create(with_claim("data")).unwrap();
     run_for(0.5).await;
 
@@ -216,7 +217,7 @@ async fn a_wait_for_first_consumer_claim_gets_the_chosen_node_before_the_pod_bin
 async fn a_pod_bound_to_a_node_that_registers_later_starts_then() {
     let sim = Sim::start(Scenario::default());
     let rec = record(&sim);
-    sim.create(web(WEB, json!({"nodeName": "sim-node-9"})))
+    sim.create(web(WEB, &json!({"nodeName": "sim-node-9"})))
         .unwrap();
     run_for(5.0).await;
     assert_eq!(

@@ -44,7 +44,7 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     while let Some((number, value)) = reader.field()? {
         match (number, value) {
             (schema::UNKNOWN_TYPE_META, Wire::Bytes(b)) => {
-                type_meta = message(b, schema::TYPE_META, "TypeMeta")?
+                type_meta = message(b, schema::TYPE_META, "TypeMeta")?;
             }
             (schema::UNKNOWN_RAW, Wire::Bytes(b)) => raw = b,
             (schema::UNKNOWN_CONTENT_ENCODING, Wire::Bytes(b)) if !b.is_empty() => {
@@ -130,7 +130,7 @@ fn int_or_string(b: &[u8]) -> Result<Value, WireError> {
 
 /// A `resource.Quantity`: its string, field 1.
 fn quantity(b: &[u8]) -> Value {
-    message_bytes(b, 1).map(text).unwrap_or_else(|_| text(&[]))
+    message_bytes(b, 1).map_or_else(|_| text(&[]), text)
 }
 
 /// One field's JSON value; `None` for what Go's JSON encoding leaves out (empty strings,
@@ -140,7 +140,7 @@ fn scalar(field: &Field, wire: Wire<'_>, path: &str) -> Result<Option<Value>, Pr
     Ok(match (field.ty, wire) {
         (Ty::Str, Wire::Bytes([])) if !field.repeated => None,
         (Ty::Str, Wire::Bytes(b)) => Some(text(b)),
-        (Ty::Bool, Wire::Varint(0)) | (Ty::Int, Wire::Varint(0)) => None,
+        (Ty::Bool | Ty::Int, Wire::Varint(0)) => None,
         (Ty::Bool | Ty::OptBool, Wire::Varint(v)) => Some(json!(v != 0)),
         // int32 and int64 alike: negative values are sign-extended to 64 bits.
         (Ty::Int | Ty::OptInt, Wire::Varint(v)) => Some(json!(v as i64)),
@@ -189,30 +189,26 @@ fn message(b: &[u8], fields: &[Field], path: &str) -> Result<Map<String, Value>,
                 number,
             });
         };
-        match (field.ty, wire) {
-            (Ty::StrMap | Ty::BytesMap | Ty::QuantityMap, Wire::Bytes(b)) => {
-                let value_of = match field.ty {
-                    Ty::StrMap => text,
-                    Ty::BytesMap => base64,
-                    _ => quantity,
-                };
-                let (k, v) = entry(b, value_of)?;
-                if let Value::Object(map) = out.entry(field.json).or_insert_with(|| json!({})) {
-                    map.insert(k, v);
-                }
+        if let (Ty::StrMap | Ty::BytesMap | Ty::QuantityMap, Wire::Bytes(b)) = (field.ty, wire) {
+            let value_of = match field.ty {
+                Ty::StrMap => text,
+                Ty::BytesMap => base64,
+                _ => quantity,
+            };
+            let (k, v) = entry(b, value_of)?;
+            if let Value::Object(map) = out.entry(field.json).or_insert_with(|| json!({})) {
+                map.insert(k, v);
             }
-            _ => {
-                let Some(value) = scalar(field, wire, path)? else {
-                    continue;
-                };
-                if field.repeated {
-                    if let Value::Array(items) = out.entry(field.json).or_insert_with(|| json!([]))
-                    {
-                        items.push(value);
-                    }
-                } else {
-                    out.insert(field.json.to_owned(), value);
+        } else {
+            let Some(value) = scalar(field, wire, path)? else {
+                continue;
+            };
+            if field.repeated {
+                if let Value::Array(items) = out.entry(field.json).or_insert_with(|| json!([])) {
+                    items.push(value);
                 }
+            } else {
+                out.insert(field.json.to_owned(), value);
             }
         }
     }

@@ -115,7 +115,7 @@ fn decodes_a_deployment_keeping_set_zeros_and_dropping_unset_ones() {
                 m,
                 6,
                 &msg(&[&|p| encode::uint(p, 2, 0), &|p| encode::uint(p, 3, 80)]),
-            )
+            );
         },
         &|m| {
             encode::bytes(
@@ -124,11 +124,11 @@ fn decodes_a_deployment_keeping_set_zeros_and_dropping_unset_ones() {
                 &msg(&[&|r| {
                     let q = msg(&[&|q| encode::bytes(q, 1, b"250m")]);
                     let e = msg(&[&|e| encode::bytes(e, 1, b"cpu"), &|e| {
-                        encode::bytes(e, 2, &q)
+                        encode::bytes(e, 2, &q);
                     }]);
-                    encode::bytes(r, 2, &e)
+                    encode::bytes(r, 2, &e);
                 }]),
-            )
+            );
         },
         &|m| encode::uint(m, 16, 0),
     ]);
@@ -138,11 +138,11 @@ fn decodes_a_deployment_keeping_set_zeros_and_dropping_unset_ones() {
         &|s| encode::uint(s, 11, 0),
     ]);
     let template = msg(&[&|t| encode::bytes(t, 1, &meta("web")), &|t| {
-        encode::bytes(t, 2, &pod_spec)
+        encode::bytes(t, 2, &pod_spec);
     }]);
     let max_surge = msg(&[&|i| encode::uint(i, 1, 1), &|i| encode::bytes(i, 3, b"25%")]);
     let strategy = msg(&[&|s| encode::bytes(s, 1, b""), &|s| {
-        encode::bytes(s, 2, &msg(&[&|r| encode::bytes(r, 2, &max_surge)]))
+        encode::bytes(s, 2, &msg(&[&|r| encode::bytes(r, 2, &max_surge)]));
     }]);
     let spec = msg(&[
         &|s| encode::uint(s, 1, 0),
@@ -200,7 +200,7 @@ fn decodes_a_service_target_port_as_a_number_or_a_name() {
         &|s| encode::bytes(s, 4, b"ClusterIP"),
     ]);
     let service = msg(&[&|d| encode::bytes(d, 1, &meta("web")), &|d| {
-        encode::bytes(d, 2, &spec)
+        encode::bytes(d, 2, &spec);
     }]);
     let obj = decode(&envelope("v1", "Service", &service)).unwrap();
     assert_eq!(

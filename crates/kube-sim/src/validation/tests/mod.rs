@@ -83,6 +83,6 @@ pub(super) fn merge(target: &mut Value, patch: Value) {
 }
 
 /// The spec of the pod template of `deployment`, patched.
-pub(super) fn pod_spec(patch: Value) -> Value {
+pub(super) fn pod_spec(patch: &Value) -> Value {
     deployment(json!({"template": {"spec": patch}}))
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 async fn missing_service_account_is_reported_as_replica_failure_until_created() {
     let sim = sim();
     namespace(&sim, "shop");
-    let mut d = deployment("web", "registry.example.com/web:1.4.2", json!({}));
+    let mut d = deployment("web", "registry.example.com/web:1.4.2", &json!({}));
     d["spec"]["template"]["spec"]["serviceAccountName"] = json!("deployer");
     sim.create(d).unwrap();
     sleep_ms(3000).await;

@@ -20,7 +20,7 @@ pub(crate) fn namespace(sim: &Sim, name: &str) {
 }
 
 /// A Deployment as `kubectl apply` sends it; `spec` entries override the defaults here.
-pub(crate) fn deployment(name: &str, image: &str, spec: Value) -> Value {
+pub(crate) fn deployment(name: &str, image: &str, spec: &Value) -> Value {
     let mut d = json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "namespace": "shop", "labels": {"app": name}},
@@ -188,7 +188,7 @@ pub(crate) fn rs_name(sim: &Sim, deployment: &str) -> String {
 /// A healthy Deployment `web` in `shop`: its pods are Ready at 1s; returns at 2s.
 pub(crate) async fn healthy(sim: &Sim, spec: Value) {
     namespace(sim, "shop");
-    sim.create(deployment("web", "registry.example.com/web:1.4.2", spec))
+    sim.create(deployment("web", "registry.example.com/web:1.4.2", &spec))
         .unwrap();
     sleep_ms(1000).await;
     kubelet_tick(&sim.store, always);
@@ -198,6 +198,6 @@ pub(crate) async fn healthy(sim: &Sim, spec: Value) {
 /// Change the image of the `web` Deployment, as `kubectl set image` does.
 pub(crate) fn set_image(sim: &Sim, image: &str) {
     edit(sim, &deploy_key("web"), |d| {
-        d["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image)
+        d["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image);
     });
 }

@@ -55,7 +55,7 @@ async fn rollout_and_rolling_update_with_the_real_kubelet() {
     sim.create(deployment(
         "web",
         "registry.example.com/web:1.4.2",
-        json!({"strategy": strategy}),
+        &json!({"strategy": strategy}),
     ))
     .unwrap();
     let first = rs_name(&sim, "web");
@@ -112,7 +112,7 @@ async fn a_never_ready_image_exceeds_the_deadline_with_the_real_kubelet() {
     sim.create(deployment(
         "web",
         "registry.example.com/web:1.4.2",
-        json!({"progressDeadlineSeconds": 30}),
+        &json!({"progressDeadlineSeconds": 30}),
     ))
     .unwrap();
     sleep_ms(30_000).await;

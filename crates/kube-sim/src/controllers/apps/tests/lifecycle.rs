@@ -12,7 +12,7 @@ async fn scaling_to_zero_keeps_the_replica_set_and_reports_availability() {
     let rs = rs_name(&sim, "web");
     spawn_kubelet(sim.store.clone(), Duration::from_secs(1), always);
     edit(&sim, &deploy_key("web"), |d| {
-        d["spec"]["replicas"] = json!(0)
+        d["spec"]["replicas"] = json!(0);
     });
     sleep_ms(5000).await;
     assert!(pods(&sim).is_empty());
@@ -56,7 +56,7 @@ async fn same_template_keeps_its_replica_set_and_a_rollback_raises_its_revision(
     let first = rs_name(&sim, "web");
     spawn_kubelet(sim.store.clone(), Duration::from_secs(1), always);
     edit(&sim, &deploy_key("web"), |d| {
-        d["metadata"]["labels"]["team"] = json!("payments")
+        d["metadata"]["labels"]["team"] = json!("payments");
     });
     sleep_ms(2000).await;
     assert_eq!(replica_sets(&sim).len(), 1, "metadata changes do not roll");
@@ -160,7 +160,7 @@ async fn paused_deployment_holds_its_rollout_until_resumed() {
     );
 
     edit(&sim, &deploy_key("web"), |d| {
-        d["spec"]["paused"] = json!(false)
+        d["spec"]["paused"] = json!(false);
     });
     sleep_ms(20_000).await;
     assert_eq!(replica_sets(&sim).len(), 2);
@@ -197,7 +197,7 @@ async fn min_ready_seconds_delays_availability() {
     sim.create(deployment(
         "web",
         "registry.example.com/web:1.4.2",
-        json!({"minReadySeconds": 10}),
+        &json!({"minReadySeconds": 10}),
     ))
     .unwrap();
     sleep_ms(1000).await;

@@ -12,7 +12,7 @@ async fn first_rollout_reaches_new_replica_set_available() {
     sim.create(deployment(
         "web",
         "registry.example.com/web:1.4.2",
-        json!({}),
+        &json!({}),
     ))
     .unwrap();
     let key = deploy_key("web");

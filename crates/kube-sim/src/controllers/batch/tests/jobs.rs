@@ -8,7 +8,7 @@ use crate::controllers::workloads::testkit::{
 use crate::store::ChangeType;
 use serde_json::{Value, json};
 
-fn migrate(spec: Value) -> Value {
+fn migrate(spec: &Value) -> Value {
     let mut job = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -57,7 +57,7 @@ fn conditions(job: &Value) -> Vec<(String, String, String)> {
 async fn completions_three_with_parallelism_two() {
     let sim = sim(2);
     let created = sim
-        .create(migrate(json!({"completions": 3, "parallelism": 2})))
+        .create(migrate(&json!({"completions": 3, "parallelism": 2})))
         .unwrap();
     let uid = created["metadata"]["uid"].as_str().unwrap().to_owned();
     wait(1.0).await;
@@ -188,7 +188,7 @@ async fn completions_three_with_parallelism_two() {
 #[tokio::test(start_paused = true)]
 async fn a_failing_job_backs_off_then_exceeds_its_backoff_limit() {
     let sim = sim(1);
-    sim.create(migrate(json!({"backoffLimit": 1}))).unwrap();
+    sim.create(migrate(&json!({"backoffLimit": 1}))).unwrap();
     let first = eventually("first pod", || pods(&sim, "shop").pop()).await;
     let first = first["metadata"]["name"].as_str().unwrap().to_owned();
     wait(1.0).await;
@@ -273,7 +273,7 @@ async fn a_failing_job_backs_off_then_exceeds_its_backoff_limit() {
 #[tokio::test(start_paused = true)]
 async fn active_deadline_stops_the_running_pod() {
     let sim = sim(1);
-    sim.create(migrate(json!({"activeDeadlineSeconds": 30})))
+    sim.create(migrate(&json!({"activeDeadlineSeconds": 30})))
         .unwrap();
     let pod = eventually("pod", || pods(&sim, "shop").pop()).await;
     let name = pod["metadata"]["name"].as_str().unwrap().to_owned();
@@ -307,7 +307,7 @@ async fn active_deadline_stops_the_running_pod() {
 async fn indexed_jobs_give_each_pod_an_index() {
     let sim = sim(1);
     sim.create(migrate(
-        json!({"completions": 2, "parallelism": 2, "completionMode": "Indexed"}),
+        &json!({"completions": 2, "parallelism": 2, "completionMode": "Indexed"}),
     ))
     .unwrap();
     wait(1.0).await;

@@ -2,10 +2,10 @@
 
 use crate::Sim;
 use crate::controllers::workloads::testkit::{run_ready, set_pod, sim, wait};
-use crate::store::ObjectKey;
+use crate::store::{DeleteOptions, ObjectKey};
 use serde_json::{Value, json};
 
-fn web_pod(name: &str, finalizers: Value) -> Value {
+fn web_pod(name: &str, finalizers: &Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": "shop", "labels": {"app": "web", "tier": "frontend"}, "finalizers": finalizers},
         "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 8080, "name": "http"}]}]}})
@@ -89,7 +89,7 @@ async fn endpoints_follow_pod_readiness_and_termination() {
     );
 
     for name in ["web-a", "web-b", "web-c"] {
-        sim.create(web_pod(name, json!(["example.com/hold"])))
+        sim.create(web_pod(name, &json!(["example.com/hold"])))
             .unwrap();
         sim.store.freeze(&ObjectKey::new("", "pods", "shop", name));
     }
@@ -168,7 +168,7 @@ async fn endpoints_follow_pod_readiness_and_termination() {
     sim.store
         .delete(
             &ObjectKey::new("", "pods", "shop", "web-a"),
-            Default::default(),
+            DeleteOptions::default(),
         )
         .unwrap();
     wait(1.0).await;
@@ -212,7 +212,7 @@ async fn endpoints_follow_pod_readiness_and_termination() {
     sim.store
         .delete(
             &ObjectKey::new("", "services", "shop", "web"),
-            Default::default(),
+            DeleteOptions::default(),
         )
         .unwrap();
     wait(1.0).await;

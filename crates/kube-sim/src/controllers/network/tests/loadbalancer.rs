@@ -1,7 +1,7 @@
 //! LoadBalancer Services get an ingress IP as on kind with cloud-provider-kind.
 
 use crate::controllers::workloads::testkit::{event_lines, sim, wait};
-use crate::store::ObjectKey;
+use crate::store::{DeleteOptions, ObjectKey};
 use serde_json::json;
 
 fn lb(name: &str) -> serde_json::Value {
@@ -54,7 +54,7 @@ async fn load_balancers_get_an_ingress_ip_after_a_second() {
     sim.store
         .delete(
             &ObjectKey::new("", "services", "shop", "gateway"),
-            Default::default(),
+            DeleteOptions::default(),
         )
         .unwrap();
     assert!(sim.get("v1", "Service", "shop", "gateway").is_some());

@@ -3,7 +3,7 @@
 
 use crate::Sim;
 use crate::controllers::workloads::testkit::{edit, event_count, event_lines, sim, wait};
-use crate::store::ObjectKey;
+use crate::store::{DeleteOptions, ObjectKey};
 use serde_json::{Value, json};
 
 fn claim(name: &str, class: Option<&str>) -> Value {
@@ -112,7 +112,7 @@ async fn wait_for_first_consumer_binds_once_a_node_is_selected() {
     sim.store
         .delete(
             &ObjectKey::new("", "persistentvolumeclaims", "shop", "cache"),
-            Default::default(),
+            DeleteOptions::default(),
         )
         .unwrap();
     wait(1.0).await;

@@ -93,7 +93,7 @@ impl DaemonSetController {
         );
         match self.failed_backoff.get(&id).copied() {
             Some((last, delay)) if now < last + delay => {
-                world.requeue_after(key.clone(), last + delay - now);
+                world.requeue_after(key.clone(), (last + delay).saturating_sub(now));
                 false
             }
             Some((_, delay)) => {

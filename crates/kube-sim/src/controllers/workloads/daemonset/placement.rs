@@ -150,7 +150,7 @@ pub(crate) fn daemon_pod(ds: &Value, hash: &str, node: &str) -> Value {
 mod tests {
     use super::*;
 
-    fn ds(spec: Value) -> Value {
+    fn ds(spec: &Value) -> Value {
         json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
             "metadata": {"name": "node-exporter", "namespace": "monitoring", "uid": "u1", "generation": 2,
                          "annotations": {"deprecated.daemonset.template.generation": "2"}},
@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn daemon_pods_are_pinned_and_tolerate_node_problems() {
         let d = ds(
-            json!({"containers": [{"name": "x", "image": "prom/node-exporter:v1.8.2"}],
+            &json!({"containers": [{"name": "x", "image": "prom/node-exporter:v1.8.2"}],
             "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}]}),
         );
         let pod = daemon_pod(&d, "6d8d9b4c5f", "sim-node-3");
@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn cordoned_and_tainted_nodes() {
-        let d = ds(json!({"nodeSelector": {"kubernetes.io/os": "linux"}}));
+        let d = ds(&json!({"nodeSelector": {"kubernetes.io/os": "linux"}}));
         let node = |spec: Value| json!({"metadata": {"name": "n", "labels": {"kubernetes.io/os": "linux"}}, "spec": spec});
         // Daemon pods tolerate cordons (node.kubernetes.io/unschedulable).
         let cordoned = node(

@@ -47,8 +47,7 @@ pub(crate) fn pods_to_replace(
             .collect();
         match (new.as_slice(), old.as_slice()) {
             // Several of a kind, none at all, or both: manage sorts it out; count as unavailable.
-            (n, o) if n.len() > 1 || o.len() > 1 => unavailable += 1,
-            ([], []) | ([_], [_]) => unavailable += 1,
+            ([_, _, ..], _) | (_, [_, _, ..]) | ([], []) | ([_], [_]) => unavailable += 1,
             ([new], []) if !is_available(new, min_ready, now) => unavailable += 1,
             ([_], []) => {}
             (_, [old]) => {
@@ -58,7 +57,6 @@ pub(crate) fn pods_to_replace(
                     candidates.push((**old).clone());
                 }
             }
-            _ => {}
         }
     }
     let room = (max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;

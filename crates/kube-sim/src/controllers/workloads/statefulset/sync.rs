@@ -31,21 +31,21 @@ pub(crate) struct Pass<'a> {
     pub now: Timestamp,
 }
 
+fn running_and_ready(pod: &Value) -> bool {
+    phase(pod) == "Running" && is_ready(pod)
+}
+
+fn healthy(pod: &Value) -> bool {
+    running_and_ready(pod) && !is_deleting(pod)
+}
+
 impl Pass<'_> {
     fn min_ready(&self) -> i64 {
         int_at(self.set, "/spec/minReadySeconds").unwrap_or(0)
     }
 
-    fn running_and_ready(&self, pod: &Value) -> bool {
-        phase(pod) == "Running" && is_ready(pod)
-    }
-
-    fn healthy(&self, pod: &Value) -> bool {
-        self.running_and_ready(pod) && !is_deleting(pod)
-    }
-
     fn available(&self, pod: &Value) -> bool {
-        self.running_and_ready(pod) && is_available(pod, self.min_ready(), self.now)
+        running_and_ready(pod) && is_available(pod, self.min_ready(), self.now)
     }
 
     /// `computeReplicaStatus` over every pod of the set.
@@ -53,7 +53,7 @@ impl Pass<'_> {
         let mut c = Counts::default();
         for pod in pods {
             c.replicas += 1;
-            if self.running_and_ready(pod) {
+            if running_and_ready(pod) {
                 c.ready += 1;
                 if self.available(pod) {
                     c.available += 1;
@@ -118,19 +118,24 @@ impl Pass<'_> {
                 namespace(self.set),
                 name(&claim),
             );
-            match world.get(&key) {
-                Some(existing) => ok &= !is_deleting(&existing),
-                None => {
-                    let claim_name = name(&claim).to_owned();
-                    let set = name(self.set).to_owned();
-                    match world.create(&key, claim) {
-                        Ok(_) => self.event(world, "Normal", "SuccessfulCreate",
-                            format!("create Claim {claim_name} Pod {pod_name} in StatefulSet {set} success")),
-                        Err(e) => {
-                            ok = false;
-                            self.event(world, "Warning", "FailedCreate",
-                                format!("create Claim {claim_name} for Pod {pod_name} in StatefulSet {set} failed error: failed to create PVC {claim_name}: {e}"));
-                        }
+            if let Some(existing) = world.get(&key) {
+                ok &= !is_deleting(&existing);
+            } else {
+                let claim_name = name(&claim).to_owned();
+                let set = name(self.set).to_owned();
+                match world.create(&key, claim) {
+                    Ok(_) => self.event(
+                        world,
+                        "Normal",
+                        "SuccessfulCreate",
+                        format!(
+                            "create Claim {claim_name} Pod {pod_name} in StatefulSet {set} success"
+                        ),
+                    ),
+                    Err(e) => {
+                        ok = false;
+                        self.event(world, "Warning", "FailedCreate",
+                            format!("create Claim {claim_name} for Pod {pod_name} in StatefulSet {set} failed error: failed to create PVC {claim_name}: {e}"));
                     }
                 }
             }
@@ -194,7 +199,7 @@ impl Pass<'_> {
         for pod in pods {
             match ordinal(self.set, pod) {
                 Some(o) if o >= start && o < start + count => {
-                    slots[usize::try_from(o - start).unwrap_or(0)] = Some(pod.clone())
+                    slots[usize::try_from(o - start).unwrap_or(0)] = Some(pod.clone());
                 }
                 Some(_) => condemned.push(pod.clone()),
                 None => {}
@@ -217,7 +222,7 @@ impl Pass<'_> {
         let first_unhealthy = condemned
             .iter()
             .rev()
-            .find(|p| !self.healthy(p))
+            .find(|p| !healthy(p))
             .map(|p| name(p).to_owned());
         for pod in &condemned {
             if is_deleting(pod) {
@@ -253,7 +258,7 @@ impl Pass<'_> {
                 counts.current -= 1;
                 return counts;
             }
-            if !self.healthy(pod) {
+            if !healthy(pod) {
                 return counts;
             }
         }

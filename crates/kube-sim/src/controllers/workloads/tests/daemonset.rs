@@ -130,7 +130,7 @@ async fn node_selector_follows_node_labels() {
     assert_eq!(status(&sim)["desiredNumberScheduled"], 1);
 
     edit(&sim, "v1", "Node", "", "sim-node-1", |n| {
-        n["metadata"]["labels"]["disktype"] = json!("ssd")
+        n["metadata"]["labels"]["disktype"] = json!("ssd");
     });
     wait(1.0).await;
     assert_eq!(nodes_of(&sim), ["sim-node-1", "sim-node-3"]);

@@ -5,6 +5,7 @@ use crate::Sim;
 use crate::controllers::workloads::testkit::{
     edit, event_lines, eventually, names, pod, pods, run_ready, set_pod, sim, wait,
 };
+use crate::store::DeleteOptions;
 use serde_json::{Value, json};
 
 fn db(replicas: i64, policy: &str) -> Value {
@@ -156,7 +157,7 @@ async fn ordered_ready_waits_for_each_pod_and_a_crashing_db0_blocks_db1() {
 
     // Scaling down removes the highest ordinal first and keeps its claim.
     edit(&sim, "apps/v1", "StatefulSet", "shop", "db", |s| {
-        s["spec"]["replicas"] = json!(2)
+        s["spec"]["replicas"] = json!(2);
     });
     wait(1.0).await;
     assert_eq!(names(&pods(&sim, "shop")), ["db-0", "db-1"]);
@@ -238,7 +239,7 @@ async fn partitioned_rolling_update_replaces_from_the_top_down_to_the_partition(
 
     // Lifting the partition rolls db-1 then db-0, each after its successor is ready.
     edit(&sim, "apps/v1", "StatefulSet", "shop", "db", |s| {
-        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(0)
+        s["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(0);
     });
     eventually("db-1 updated", || {
         pod(&sim, "shop", "db-1").filter(|p| label(p, "controller-revision-hash") == new)
@@ -325,7 +326,7 @@ async fn on_delete_updates_only_pods_that_are_deleted() {
     sim.store
         .delete(
             &sim.key_of(&pod(&sim, "shop", "db-1").unwrap()).unwrap(),
-            Default::default(),
+            DeleteOptions::default(),
         )
         .unwrap();
     let db1 = eventually("db-1 recreated", || pod(&sim, "shop", "db-1")).await;

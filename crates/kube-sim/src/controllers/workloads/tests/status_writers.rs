@@ -14,7 +14,7 @@ fn web_sts() -> Value {
                 "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
 }
 
-fn pdb(name: &str, budget: Value, app: &str) -> Value {
+fn pdb(name: &str, budget: &Value, app: &str) -> Value {
     let mut spec = json!({"selector": {"matchLabels": {"app": app}}});
     spec.as_object_mut()
         .unwrap()
@@ -37,11 +37,11 @@ fn pdb_status(sim: &Sim, name: &str) -> Value {
 async fn pdb_counts_healthy_pods_against_its_budget() {
     let sim = sim(3);
     sim.create(web_sts()).unwrap();
-    sim.create(pdb("web-min", json!({"minAvailable": 2}), "web"))
+    sim.create(pdb("web-min", &json!({"minAvailable": 2}), "web"))
         .unwrap();
-    sim.create(pdb("web-max", json!({"maxUnavailable": "34%"}), "web"))
+    sim.create(pdb("web-max", &json!({"maxUnavailable": "34%"}), "web"))
         .unwrap();
-    sim.create(pdb("orphan", json!({"minAvailable": 1}), "nothing"))
+    sim.create(pdb("orphan", &json!({"minAvailable": 1}), "nothing"))
         .unwrap();
     for (i, name) in ["web-0", "web-1", "web-2"].iter().enumerate() {
         eventually(name, || pod(&sim, "shop", name)).await;
