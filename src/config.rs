@@ -2,7 +2,7 @@
 
 use crate::cli::Preflight;
 use crate::cli::{ClusterArgs, Command, GithubArgs};
-use crate::manifest::parse_duration;
+use crate::vocab::duration::parse_duration;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;

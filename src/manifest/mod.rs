@@ -4,7 +4,6 @@
 mod cluster;
 mod containers;
 mod document;
-mod duration;
 mod error;
 mod json;
 pub mod limits;
@@ -19,7 +18,6 @@ mod yaml;
 pub use cluster::{Scope, resolve_namespace, resolve_namespaces, validate_against};
 pub use containers::ImageLine;
 pub use document::Manifest;
-pub use duration::{parse_duration, parse_span};
 pub use error::{LoadError, Problem, render_problems};
 pub use load::{load, load_str};
 pub use source::STDIN_NAME;

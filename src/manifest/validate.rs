@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::containers;
 use super::document::Manifest;
-use super::duration::parse_duration;
 use super::error::Problem;
 use super::yaml::escape_pointer;
+use crate::vocab::duration::parse_duration;
 
 const TIMEOUT_ANNOTATIONS: [&str; 2] = [
     "deploy-action.io/timeout",

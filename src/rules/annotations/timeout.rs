@@ -1,11 +1,11 @@
 //! How long each resource may take: krane's per-kind defaults, a per-resource annotation,
 //! and the global `--timeout` as a cap, so one slow kind cannot outlast the whole run.
 
-use crate::manifest::parse_span;
 use crate::rules::error::RulesError;
 use crate::rules::kinds;
 use crate::rules::snapshot::group_of;
 use crate::rules::target::Target;
+use crate::vocab::duration::parse_span;
 use crate::vocab::outcome::ResourceId;
 use std::collections::BTreeMap;
 use std::time::Duration;
