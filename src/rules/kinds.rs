@@ -52,6 +52,13 @@ pub struct Watch {
     pub cluster: bool,
 }
 
+impl Watch {
+    /// The API group of the watched kind.
+    pub fn kind_group(&self) -> &'static str {
+        self.api_version.split_once('/').map_or("", |(g, _)| g)
+    }
+}
+
 /// A kind in the target's namespace.
 const fn near(api_version: &'static str, kind: &'static str) -> Watch {
     Watch {
@@ -450,13 +457,6 @@ pub fn problems(row: &Kind) -> Vec<String> {
         lacks("reads as a Service but watches no EndpointSlices".into());
     }
     found
-}
-
-impl Watch {
-    /// The API group of the watched kind.
-    pub fn kind_group(&self) -> &'static str {
-        self.api_version.split_once('/').map_or("", |(g, _)| g)
-    }
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ pub async fn judge(
     let (conn, config) = (ctx.conn, ctx.config);
     let target_list: Vec<Target> = targets.iter().map(|p| p.target.clone()).collect();
     let scopes = scopes::resolve(served, &target_list, config.selector_string().as_deref());
-    let (tx, rx) = mpsc::channel(1024);
+    let (tx, mut rx) = mpsc::channel(1024);
     let handles = watch::spawn(&conn.client, &scopes, &tx, |v| Prepared::of(v).ok());
     drop(tx);
     let judging = Judging {
@@ -63,7 +63,6 @@ pub async fn judge(
         observer: &mut *ctx.observer,
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let mut rx = rx;
     let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
     let judged = async {
         let outcome = judge_stream(judging, &scopes, targets, decided, events).await;
