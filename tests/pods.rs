@@ -1,9 +1,10 @@
 //! Bare pods applied by name against kube-sim: a pod that restarts Always is done when
 //! ready, a task when it completes, and a pod being deleted has failed.
 
-use crate::support::{outcome, run_yaml};
+use crate::support::{config, outcome, run_with, run_yaml};
 use deploy_action::config::Mode;
 use deploy_action::vocab::verdict::{Reason, Verdict};
+use kube_sim::scenario::ImageBehaviour;
 use kube_sim::store::DeleteOptions;
 use kube_sim::{Scenario, Sim};
 use serde_json::json;
@@ -72,4 +73,56 @@ async fn a_pod_being_deleted_fails_at_once() {
         proxy.message
     );
     assert!(proxy.seconds < 10.0, "took {} s", proxy.seconds);
+}
+
+/// A one-shot pod (restartPolicy Never) whose container exits `code` a second after it
+/// starts, deployed with the CLI's default 10 s stability window.
+async fn one_shot(code: i32) -> deploy_action::vocab::outcome::Outcome {
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/migrate:1",
+                ImageBehaviour::crashing(
+                    code,
+                    false,
+                    Duration::from_secs(1),
+                    &["applying migration 0042", "done"],
+                ),
+            )
+            .build(),
+    );
+    let config = deploy_action::config::Config {
+        settle: Duration::from_secs(10),
+        ..config(Mode::Deploy, MINUTES_5)
+    };
+    let run = run_with(&sim, "migrate.yaml", &pod("migrate", Some("Never")), config)
+        .await
+        .unwrap();
+    outcome(&run, "Pod", "migrate").clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_one_shot_pod_that_exits_0_succeeds_through_the_stability_window() {
+    let migrate = one_shot(0).await;
+    assert_eq!(
+        (migrate.verdict, migrate.reason),
+        (Verdict::Succeeded, None),
+        "{migrate:#?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_one_shot_pod_that_exits_1_fails_with_its_exit_code_and_logs() {
+    let migrate = one_shot(1).await;
+    assert_eq!(migrate.reason, Some(Reason::PodFailed), "{migrate:#?}");
+    assert_eq!(
+        migrate.message,
+        "container migrate exited with code 1 (Error)"
+    );
+    let logs = migrate
+        .logs
+        .as_ref()
+        .expect("the log tail of the container that exited");
+    assert_eq!(logs.lines, ["applying migration 0042", "done"]);
+    assert!(!logs.previous);
 }

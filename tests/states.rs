@@ -2,8 +2,8 @@
 //! by kube-sim and judged by `watch`, every disagreement with its expected verdict listed
 //! in one failure so a single run shows them all.
 
-use crate::support::run_yaml;
-use deploy_action::config::Mode;
+use crate::support::{config, run_with};
+use deploy_action::config::{Config, Mode};
 use deploy_action::rules::{self, Snapshot, Target, kinds, settle};
 use deploy_action::vocab::verdict::{Reason, Verdict};
 use kube_sim::{Scenario, Sim};
@@ -15,6 +15,9 @@ use std::time::Duration;
 /// Paused time each state gets to reach its verdicts (settle windows included).
 const TIMEOUT: Duration = Duration::from_secs(30);
 const MIN_CASES: usize = 40;
+/// The stability window as the CLI sets it by default: every state is judged as a user's
+/// run would judge it, window included.
+const SETTLE: Duration = Duration::from_secs(10);
 
 /// One file of the corpus (see tests/data/states/README.md).
 #[derive(Debug, Deserialize)]
@@ -141,7 +144,11 @@ async fn judge(file: &str, case: &Case) -> Vec<Mismatch> {
         .map(|(_, m, _)| serde_json::to_string_pretty(m).unwrap())
         .collect::<Vec<_>>()
         .join("\n---\n");
-    let run = run_yaml(&sim, file, &yaml, Mode::Watch, TIMEOUT)
+    let config = Config {
+        settle: SETTLE,
+        ..config(Mode::Watch, TIMEOUT)
+    };
+    let run = run_with(&sim, file, &yaml, config)
         .await
         .unwrap_or_else(|e| panic!("{file}: watch did not run: {e}"));
     let show = |v: Verdict, r: Option<Reason>| match r {

@@ -141,10 +141,15 @@ pub fn restarts(pods: &[Pod]) -> Restarts {
 }
 
 /// A container that went down inside the window: restarted past its baseline, or down
-/// right now (terminated, or waiting in CrashLoopBackOff).
+/// right now (terminated, or waiting in CrashLoopBackOff). Only containers meant to keep
+/// running count, and only by their own restarts or exits: not a pod that has ended (one
+/// evicted, or completed: its verdict is its phase's, and a controller replaces it), not a
+/// container of a `restartPolicy: Never` pod (it runs once), and not one of an `OnFailure`
+/// pod that exited 0 (it completed).
 fn crashed<'a>(pods: &'a [Pod], baseline: &Restarts) -> Option<(&'a Pod, &'a ContainerStatus)> {
-    pods.iter().find_map(|p| {
+    pods.iter().filter(|p| !ended(p)).find_map(|p| {
         let name = p.metadata.name.clone().unwrap_or_default();
+        let policy = p.spec.as_ref().and_then(|s| s.restart_policy.as_deref());
         statuses(p)
             .find(|c| {
                 let before = baseline
@@ -152,8 +157,16 @@ fn crashed<'a>(pods: &'a [Pod], baseline: &Restarts) -> Option<(&'a Pod, &'a Con
                     .copied()
                     .unwrap_or(0);
                 let state = c.state.as_ref();
+                let exited =
+                    state
+                        .and_then(|s| s.terminated.as_ref())
+                        .is_some_and(|t| match policy {
+                            Some("Never") => false,
+                            Some("OnFailure") => t.exit_code != 0,
+                            _ => true,
+                        });
                 c.restart_count > before
-                    || state.is_some_and(|s| s.terminated.is_some())
+                    || exited
                     || state
                         .and_then(|s| s.waiting.as_ref())
                         .and_then(|w| w.reason.as_deref())
@@ -161,6 +174,14 @@ fn crashed<'a>(pods: &'a [Pod], baseline: &Restarts) -> Option<(&'a Pod, &'a Con
             })
             .map(|c| (p, c))
     })
+}
+
+/// A pod in a terminal phase: it will not run again, whatever its containers did.
+fn ended(pod: &Pod) -> bool {
+    matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    )
 }
 
 /// `restarted 1 time`, `restarted 3 times`.
@@ -364,6 +385,57 @@ mod tests {
         assert_eq!(
             a.container().unwrap().image.as_deref(),
             Some("ghcr.io/acme/web:v2")
+        );
+    }
+
+    /// `pod` with its restart policy and phase set.
+    fn with(mut pod: Pod, policy: &str, phase: &str) -> Pod {
+        pod.spec.as_mut().unwrap().restart_policy = Some(policy.to_owned());
+        pod.status.as_mut().unwrap().phase = Some(phase.to_owned());
+        pod
+    }
+
+    #[test]
+    fn only_containers_meant_to_keep_running_can_crash_and_only_by_their_own_doing() {
+        let judged = |down: Pod| {
+            let mut state = seen_succeeded();
+            settle(&mut state, ok(), &[down], WINDOW, Duration::from_secs(1))
+                .0
+                .reason()
+        };
+        let exited = |code, reason| pod(0, &terminated(code, reason), &json!({}));
+        // A one-shot container that completed, running or not yet marked Succeeded.
+        assert_eq!(
+            judged(with(exited(0, "Completed"), "Never", "Running")),
+            Some(Reason::NotReady)
+        );
+        assert_eq!(
+            judged(with(exited(0, "Completed"), "Never", "Succeeded")),
+            Some(Reason::NotReady)
+        );
+        // A one-shot container that failed is the pod's failure to judge, not a crash loop.
+        assert_eq!(
+            judged(with(exited(1, "Error"), "Never", "Failed")),
+            Some(Reason::NotReady)
+        );
+        // OnFailure: exit 0 completes, anything else is a crash.
+        assert_eq!(
+            judged(with(exited(0, "Completed"), "OnFailure", "Running")),
+            Some(Reason::NotReady)
+        );
+        assert_eq!(
+            judged(with(exited(1, "Error"), "OnFailure", "Running")),
+            Some(Reason::CrashLoop)
+        );
+        // An evicted pod was stopped by its node; its replacement carries the rollout.
+        assert_eq!(
+            judged(with(exited(137, "Error"), "Always", "Failed")),
+            Some(Reason::NotReady)
+        );
+        // A container meant to run that exits, even with 0, went down.
+        assert_eq!(
+            judged(with(exited(0, "Completed"), "Always", "Running")),
+            Some(Reason::CrashLoop)
         );
     }
 

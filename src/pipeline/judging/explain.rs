@@ -82,7 +82,12 @@ pub async fn explain(
     let mut outcome = outcomes::outcome(manifest, judged, seconds, events);
     if let (
         Some(c),
-        Some(Reason::CrashLoop | Reason::ContainerCannotRun | Reason::ReadinessFailing),
+        Some(
+            Reason::CrashLoop
+            | Reason::ContainerCannotRun
+            | Reason::ReadinessFailing
+            | Reason::PodFailed,
+        ),
     ) = (&container, reason)
     {
         let previous = reason == Some(Reason::CrashLoop);

@@ -4,7 +4,7 @@
 //! deleted has failed: it will only go away, whatever waiting is done.
 
 use crate::rules::assessment::Assessment;
-use crate::rules::pods::pod_state::{PodState, pod_state_in};
+use crate::rules::pods::pod_state::{PodState, failed_container, pod_state_in};
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::workloads::generation::unreadable;
 use crate::vocab::verdict::Reason;
@@ -37,7 +37,8 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     let state = pod_state_in(&pod, snapshot);
     match state {
         PodState::Completed => Assessment::succeeded("completed"),
-        PodState::Terminated { .. } => Assessment::failed(Reason::PodFailed, state.detail()),
+        PodState::Terminated { .. } => Assessment::failed(Reason::PodFailed, state.detail())
+            .with_container(failed_container(&pod)),
         PodState::Doomed(d) => {
             Assessment::failed(d.reason, d.detail).with_container(Some(d.container))
         }

@@ -7,7 +7,9 @@ use crate::rules::images::registry_view::RegistryViews;
 use crate::rules::pods::pod_failure::{Doom, container_ref, doom};
 use crate::vocab::outcome::ContainerRef;
 use crate::vocab::verdict::Reason;
-use k8s_openapi::api::core::v1::{Event, Pod, PodCondition};
+use k8s_openapi::api::core::v1::{
+    ContainerStateTerminated, ContainerStatus, Event, Pod, PodCondition,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PodState {
@@ -194,23 +196,41 @@ fn condition<'a>(pod: &'a Pod, type_: &str) -> Option<&'a PodCondition> {
         .find(|c| c.type_ == type_)
 }
 
-fn last_exit(pod: &Pod) -> String {
-    let status = pod.status.as_ref();
-    status
+/// The first container that exited non-zero, with its exit code and reason.
+fn failed_exit(pod: &Pod) -> Option<(&ContainerStatus, &ContainerStateTerminated)> {
+    pod.status
+        .as_ref()
         .and_then(|s| s.container_statuses.as_ref())
         .into_iter()
         .flatten()
         .find_map(|cs| {
             let t = cs.state.as_ref()?.terminated.as_ref()?;
-            (t.exit_code != 0).then(|| {
-                let why = t.reason.as_deref().unwrap_or("Error");
-                format!(
-                    "container {} exited with code {} ({why})",
-                    cs.name, t.exit_code
-                )
-            })
+            (t.exit_code != 0).then_some((cs, t))
         })
-        .unwrap_or_else(|| "pod failed".to_owned())
+}
+
+fn last_exit(pod: &Pod) -> String {
+    failed_exit(pod).map_or_else(
+        || "pod failed".to_owned(),
+        |(cs, t)| {
+            let why = t.reason.as_deref().unwrap_or("Error");
+            format!(
+                "container {} exited with code {} ({why})",
+                cs.name, t.exit_code
+            )
+        },
+    )
+}
+
+/// The container whose exit failed a pod that ended Failed on its own (no eviction or
+/// deadline of the node's or the API's): the one whose logs say why.
+pub fn failed_container(pod: &Pod) -> Option<ContainerRef> {
+    let status = pod.status.as_ref()?;
+    if status.phase.as_deref() != Some("Failed") || status.reason.is_some() {
+        return None;
+    }
+    let (cs, _) = failed_exit(pod)?;
+    Some(container_ref(pod, &cs.name, Some(&cs.image)))
 }
 
 #[cfg(test)]
