@@ -321,15 +321,16 @@ pub static KINDS: &[Kind] = &[
         Reads::OwnTree,
         30,
     ),
-    // Until it has a rule of its own, read as the generic reading reads unknown kinds.
+    // The ReplicaSet's predecessor, with the same status: judged by the ReplicaSet's rule.
     Kind::new(
         "",
         "ReplicationController",
-        generic::assess,
-        Reads::Namespace,
+        |obj, _, snap| replicaset::assess(obj, snap),
+        Reads::OwnTree,
         300,
     )
-    .pods(WORKLOAD_TEMPLATE, Settle::No),
+    .watching(PODS)
+    .pods(WORKLOAD_TEMPLATE, Settle::Window(settle::owned_pods)),
     // Done once stored, even those with a `status` (ResourceQuota's usage is bookkeeping,
     // not progress).
     Kind::plain("", "ConfigMap", 30).early(),

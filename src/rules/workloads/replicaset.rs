@@ -1,5 +1,6 @@
 //! A ReplicaSet applied on its own (krane's rule): every replica ready and available, and a
-//! failure only when all of its pods are doomed.
+//! failure only when all of its pods are doomed. A ReplicationController, whose status is
+//! the same, is judged the same way.
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
@@ -10,16 +11,18 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
+    let legacy = obj.get("kind").and_then(Value::as_str) == Some("ReplicationController");
+    let (kind, controller) = if legacy {
+        ("ReplicationController", "replication controller")
+    } else {
+        ("ReplicaSet", "replicaset controller")
+    };
     let rs: ReplicaSet = match typed(obj) {
         Ok(rs) => rs,
-        Err(e) => return unreadable("ReplicaSet", &e),
+        Err(e) => return unreadable(kind, &e),
     };
     let status = rs.status.clone().unwrap_or_default();
-    if let Some(wait) = unobserved(
-        "replicaset controller",
-        &rs.metadata,
-        status.observed_generation,
-    ) {
+    if let Some(wait) = unobserved(controller, &rs.metadata, status.observed_generation) {
         return wait;
     }
     let desired = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
