@@ -53,16 +53,22 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         .filter(|rs| revision(rs) >= expected);
     let new_pods = newest.map(|rs| pods_of(rs, snapshot)).unwrap_or_default();
     let newest_uid = newest.and_then(|rs| rs.metadata.uid.as_deref());
-    let old_pods: usize = sets
+    // Old pods still running hold the rollout; old pods already being deleted do not
+    // (the ReplicaSet controller no longer counts them, nor do kubectl rollout status and
+    // krane): they are only mentioned.
+    let (mut old_pods, mut terminating) = (0, 0);
+    for rs in sets
         .iter()
         .filter(|rs| rs.metadata.uid.as_deref() != newest_uid)
-        .map(|rs| {
-            pods_of(rs, snapshot)
-                .iter()
-                .filter(|p| !finished(p))
-                .count()
-        })
-        .sum();
+    {
+        for p in pods_of(rs, snapshot).iter().filter(|p| !finished(p)) {
+            if p.metadata.deletion_timestamp.is_some() {
+                terminating += 1;
+            } else {
+                old_pods += 1;
+            }
+        }
+    }
     let pods = PodSet::new(&new_pods, snapshot);
     if let Some(failed) = pods.failure(DoomPolicy::All, "new pod") {
         return failed;
@@ -117,14 +123,16 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         let full = min_available.is_none();
         return match contradicting_condition(&dep).filter(|_| full) {
             Some(c) => Assessment::not_ready(format!(
-                "{progress}, but the Deployment's {} condition is False ({}: {})",
+                "{progress}, but the Deployment's {} condition is False{}",
                 c.type_,
-                c.reason.as_deref().unwrap_or("no reason"),
-                c.message
-                    .as_deref()
-                    .unwrap_or_default()
-                    .trim_end_matches('.')
+                cause(c.reason.as_deref(), c.message.as_deref())
             )),
+            None if terminating > 0 => {
+                let pods = if terminating == 1 { "pod" } else { "pods" };
+                Assessment::succeeded(format!(
+                    "{progress}; {terminating} old {pods} still terminating"
+                ))
+            }
             None => Assessment::succeeded(progress),
         };
     }
@@ -172,6 +180,20 @@ fn pods_of(rs: &ReplicaSet, snapshot: &Snapshot) -> Vec<Pod> {
 fn finished(pod: &Pod) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     matches!(phase, Some("Succeeded" | "Failed"))
+}
+
+/// ` (reason: message)` of a condition, with what it has of either: ` (reason)`,
+/// ` (message)`, or nothing.
+fn cause(reason: Option<&str>, message: Option<&str>) -> String {
+    let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+    let message = message
+        .map(|m| m.trim().trim_end_matches('.'))
+        .filter(|m| !m.is_empty());
+    match (reason, message) {
+        (Some(r), Some(m)) => format!(" ({r}: {m})"),
+        (Some(one), None) | (None, Some(one)) => format!(" ({one})"),
+        (None, None) => String::new(),
+    }
 }
 
 fn describe(mode: RequiredRollout, dep: &Deployment, desired: i32) -> String {
@@ -359,7 +381,7 @@ mod tests {
                 "2/3 replicas updated, 1 available, 1 old pods remaining; 1 of 2 new pods not ready: container web is running but not ready",
             ),
         );
-        // status already complete but an old pod is still around (terminating)
+        // status already complete while an old pod is still terminating: done, and said
         let mut leaving = old_pod;
         leaving["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:25:30Z");
         case(
@@ -371,8 +393,8 @@ mod tests {
                 leaving,
             ],
             (
-                Some(Reason::NotReady),
-                "3/3 replicas updated, 3 available, 1 old pods remaining",
+                None,
+                "3/3 replicas updated, 3 available; 1 old pod still terminating",
             ),
         );
         case(
@@ -494,6 +516,52 @@ mod tests {
     }
 
     #[test]
+    fn old_pods_still_terminating_do_not_hold_a_complete_rollout() {
+        let old_pod = |i: usize, deleting: bool| {
+            let mut pod = fixtures::rs_pod(
+                &format!("web-5f6a7b-{i}"),
+                &uid("web-5f6a7b"),
+                "5f6a7b",
+                &fixtures::ready_status(),
+            );
+            if deleting {
+                pod["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:25:30Z");
+                pod["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+            }
+            pod
+        };
+        let objects = |old: Vec<Value>| {
+            let mut objects = vec![
+                deployment(5, &status(5, 3, 3, 3, &complete())),
+                new_rs(3),
+                old_rs(0),
+                new_pod(0, &fixtures::ready_status()),
+                new_pod(1, &fixtures::ready_status()),
+                new_pod(2, &fixtures::ready_status()),
+            ];
+            objects.extend(old);
+            objects
+        };
+        case(
+            &target(),
+            &objects(vec![old_pod(0, true), old_pod(1, true)]),
+            (
+                None,
+                "3/3 replicas updated, 3 available; 2 old pods still terminating",
+            ),
+        );
+        // One not yet being deleted still holds it.
+        case(
+            &target(),
+            &objects(vec![old_pod(0, true), old_pod(1, false)]),
+            (
+                Some(Reason::NotReady),
+                "3/3 replicas updated, 3 available, 1 old pods remaining",
+            ),
+        );
+    }
+
+    #[test]
     fn complete_counts_are_no_success_while_a_condition_is_false() {
         let complete_objects = |status: Value| {
             vec![
@@ -530,6 +598,27 @@ mod tests {
                 "3/3 replicas updated, 3 available, but the Deployment's Progressing condition is False (ReplicaSetCreateError: Failed to create new replica set \"web-7d4b9c\": replicasets.apps \"web-7d4b9c\" is forbidden: exceeded quota: compute)",
             ),
         );
+        // A condition without a reason or a message says only what it has: no Rust
+        // `Option` text, no empty `(: )`.
+        for (reason, message, said) in [
+            ("ReplicaSetCreateError", "", " (ReplicaSetCreateError)"),
+            ("", "quota exceeded.", " (quota exceeded)"),
+            ("", "", ""),
+        ] {
+            let mut bare = status(5, 3, 3, 3, &progressing("False", reason, message));
+            let condition = bare["conditions"][1].as_object_mut().unwrap();
+            condition.retain(|k, v| !matches!(k.as_str(), "reason" | "message") || v != "");
+            case(
+                &target(),
+                &complete_objects(bare),
+                (
+                    Some(Reason::NotReady),
+                    &format!(
+                        "3/3 replicas updated, 3 available, but the Deployment's Progressing condition is False{said}"
+                    ),
+                ),
+            );
+        }
         // a partial required-rollout asks for less than the controller's Available
         let mut partial = status(5, 4, 3, 2, &updating());
         partial["conditions"][0] = json!({"type": "Available", "status": "False",
