@@ -460,6 +460,37 @@ fn a_denial_fails_on_the_second_attempt_unless_the_registry_serves_the_image() {
 }
 
 #[test]
+fn old_dockers_image_not_found_needs_the_registrys_word_too() {
+    // krane's test_deploy_failed_is_true_for_missing_image_error: Docker Hub gave this for a
+    // private repository as well, so it is not proof until the registry says which.
+    let image = "docker.io/library/hello-world:latest";
+    let error = "rpc error: code = Unknown desc = Error: image library/hello-world not found";
+    let mut objects = failed_pulls(POD, image, error, 2, 25);
+    objects.push(pod(
+        POD,
+        "web",
+        image,
+        &waiting("web", image, "ErrImagePull", Some(error)),
+    ));
+    let mut snap = snapshot(&objects, &[]);
+    let judged = |snap: &Snapshot| {
+        let (verdict, reason, _) = judge(
+            assess(&pod_target(), snap),
+            Duration::from_secs(30),
+            Duration::from_secs(600),
+        )
+        .unwrap_or((Verdict::Unfinished, None, String::new()));
+        (verdict, reason)
+    };
+    assert_eq!(judged(&snap), (Verdict::Unfinished, None), "no verdict yet");
+    snap.set_registry_view(image, RegistryView::Missing);
+    assert_eq!(
+        judged(&snap),
+        (Verdict::Failed, Some(Reason::ImageNotFound))
+    );
+}
+
+#[test]
 fn dockers_repository_not_found_needs_the_registrys_word() {
     // dockershim / cri-dockerd nodes: Docker Hub said this for private repositories too.
     let image = "docker.io/acme/web:8";

@@ -105,7 +105,10 @@ pub fn classify(text: &str) -> PullErrorClass {
 
     if any(&INVALID_NAME) || any_word(&INVALID_NAME_WORDS) {
         InvalidName
-    } else if t.contains(NO_PULL_ACCESS) || docker_repository_not_found(&t) {
+    } else if t.contains(NO_PULL_ACCESS)
+        || docker_repository_not_found(&t)
+        || docker_image_not_found(&t)
+    {
         MissingOrPrivate
     } else if any(&AMBIGUOUS) {
         Ambiguous
@@ -123,6 +126,17 @@ pub fn classify(text: &str) -> PullErrorClass {
     } else {
         Transient
     }
+}
+
+/// Old Docker's `Error: image library/<name> not found` (krane's missing-image text),
+/// which Docker Hub gave for a private repository as much as for a missing one.
+fn docker_image_not_found(t: &str) -> bool {
+    t.split("error: image ").skip(1).any(|rest| {
+        let mut words = rest.split_whitespace();
+        words.next().is_some()
+            && words.next() == Some("not")
+            && words.next().is_some_and(|w| w.starts_with("found"))
+    })
 }
 
 /// The Docker daemon's `Error response from daemon: repository <name> not found`, which
@@ -314,6 +328,13 @@ mod tests {
             "repository acme/web not found: does not exist or no pull access",
             MissingOrPrivate,
         );
+        // Old Docker (krane's test_deploy_failed_is_true_for_missing_image_error): the same
+        // answer for a private repository as for a missing one.
+        case(
+            "Failed to pull image \"hello-world:latest\": rpc error: code = Unknown desc = Error: image library/hello-world not found",
+            MissingOrPrivate,
+        );
+        case("Error: image acme/web:1.2 not found", MissingOrPrivate);
         case(
             "Failed to apply default image tag \"registry.local/Shop/web\": couldn't parse image name \"registry.local/Shop/web\": invalid reference format: repository name must be lowercase",
             InvalidName,
