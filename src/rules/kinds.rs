@@ -387,11 +387,42 @@ pub fn of(group: &str, kind: &str) -> &'static Kind {
     })
 }
 
+/// The API groups kube-apiserver serves itself (1.33), and those the aggregation layer
+/// serves from an APIService (metrics): their kinds have no CRD. Other `.k8s.io` groups
+/// are CRDs like any other (Gateway API, volume snapshots, network policy API).
+const BUILTIN_GROUPS: [&str; 27] = [
+    "",
+    "apps",
+    "batch",
+    "autoscaling",
+    "policy",
+    "extensions",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+    "metrics.k8s.io",
+    "custom.metrics.k8s.io",
+    "external.metrics.k8s.io",
+];
+
 /// Kinds the Kubernetes API serves itself (by API group), as opposed to CRDs.
 pub fn is_builtin_group(group: &str) -> bool {
-    group.is_empty()
-        || group.ends_with(".k8s.io")
-        || matches!(group, "apps" | "batch" | "autoscaling" | "policy")
+    BUILTIN_GROUPS.contains(&group)
 }
 
 /// Where `object` keeps its pod template (`metadata` and `spec`): its kind's, else
@@ -534,6 +565,13 @@ mod tests {
         assert_eq!(custom.timeout, Duration::from_secs(300));
         let lease = of("coordination.k8s.io", "Lease");
         assert!(lease.watches.is_empty());
+        // Gateway API's group ends in .k8s.io, but its kinds are CRDs, waited for as such.
+        assert_eq!(
+            of("gateway.networking.k8s.io", "Gateway").watches,
+            CUSTOM.watches
+        );
+        assert!(is_builtin_group("networking.k8s.io"));
+        assert!(!is_builtin_group("snapshot.storage.k8s.io"));
         // A custom kind spelled like a built-in one is not that kind.
         assert!(registered("serving.knative.dev", "Service").is_none());
         assert_eq!(of("serving.knative.dev", "Service").reads, Reads::Namespace);

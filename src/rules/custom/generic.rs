@@ -294,5 +294,21 @@ mod tests {
             assess(&lease, &target, &snap),
             Assessment::succeeded("exists")
         );
+        // Gateway API's group ends in .k8s.io, but its kinds come from CRDs.
+        let gateway = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+            "metadata": {"name": "edge", "namespace": "shop", "uid": "g-1", "resourceVersion": "1"},
+            "spec": {"gatewayClassName": "envoy", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}});
+        let snap = crate::rules::fixtures::snapshot(std::slice::from_ref(&gateway));
+        let target = Target::new(
+            "gateway.networking.k8s.io/v1",
+            "Gateway",
+            Some("shop"),
+            "edge",
+        );
+        let got = assess(&gateway, &target, &snap);
+        assert!(
+            got.message().contains("CustomResourceDefinition"),
+            "{got:?}"
+        );
     }
 }
