@@ -161,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_kind_without_rules_or_status_exists_and_is_judged_at_once() {
+    fn a_custom_resource_whose_crd_declares_no_status_exists_and_is_judged_at_once() {
         let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "certificates.cert-manager.io", "uid": "crd-1", "resourceVersion": "2", "generation": 1},
             "spec": {"group": "cert-manager.io", "scope": "Namespaced",
@@ -171,14 +171,45 @@ mod tests {
             "metadata": {"name": "web-tls", "namespace": "shop", "uid": "ce-1", "resourceVersion": "6", "generation": 1},
             "spec": {"secretName": "web-tls", "dnsNames": ["shop.example.com"], "issuerRef": {"name": "letsencrypt", "kind": "ClusterIssuer"}}});
         let target = Target::new("cert-manager.io/v1", "Certificate", Some("shop"), "web-tls");
-        let verdict = judge(
-            assess(&target, &snapshot(&[cert, crd])),
-            Duration::ZERO,
-            Duration::from_secs(300),
+        let judged = |crd: &Value| {
+            judge(
+                assess(&target, &snapshot(&[cert.clone(), crd.clone()])),
+                Duration::ZERO,
+                Duration::from_secs(300),
+            )
+        };
+        assert_eq!(
+            judged(&crd),
+            Some((
+                Verdict::Succeeded,
+                None,
+                "exists (its CRD declares no status: nothing reports on it)".to_owned()
+            ))
+        );
+        // cert-manager's real CRD declares a status: a Certificate no controller has
+        // touched is not done, and at its deadline says why.
+        let mut with_status = crd;
+        with_status["spec"]["versions"][0]["subresources"] = json!({"status": {}});
+        assert_eq!(
+            judge(
+                assess(&target, &snapshot(&[cert.clone(), with_status.clone()])),
+                Duration::ZERO,
+                Duration::from_secs(300),
+            ),
+            None
         );
         assert_eq!(
-            verdict,
-            Some((Verdict::Succeeded, None, "exists".to_owned()))
+            judge(
+                assess(&target, &snapshot(&[cert, with_status])),
+                Duration::from_secs(300),
+                Duration::from_secs(300),
+            ),
+            Some((
+                Verdict::TimedOut,
+                Some(Reason::NotReconciled),
+                "no controller has reported on it yet (its CRD declares a status, and it has none)"
+                    .to_owned()
+            ))
         );
     }
 

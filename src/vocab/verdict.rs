@@ -42,6 +42,9 @@ pub enum Reason {
     ProgressDeadlineExceeded,
     NotReady,
     ApiUnavailable,
+    /// A custom resource no controller has reported on yet, or whose status is for an
+    /// older generation.
+    NotReconciled,
     // Unfinished: the verdict was not waited for, and the reason says why.
     StoppedAfterFailure,
     NotValidated,
@@ -50,7 +53,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in the order of the vocabulary table.
-    pub const ALL: [Reason; 21] = [
+    pub const ALL: [Reason; 22] = [
         Reason::ImageNotFound,
         Reason::ImageUnauthorized,
         Reason::InvalidImageName,
@@ -69,6 +72,7 @@ impl Reason {
         Reason::ProgressDeadlineExceeded,
         Reason::NotReady,
         Reason::ApiUnavailable,
+        Reason::NotReconciled,
         Reason::StoppedAfterFailure,
         Reason::NotValidated,
         Reason::Cancelled,
@@ -94,7 +98,8 @@ impl Reason {
             | Reason::ReadinessFailing
             | Reason::ProgressDeadlineExceeded
             | Reason::NotReady
-            | Reason::ApiUnavailable => Verdict::TimedOut,
+            | Reason::ApiUnavailable
+            | Reason::NotReconciled => Verdict::TimedOut,
             Reason::StoppedAfterFailure | Reason::NotValidated | Reason::Cancelled => {
                 Verdict::Unfinished
             }
@@ -122,6 +127,7 @@ impl Reason {
             Reason::ProgressDeadlineExceeded => "progress_deadline_exceeded",
             Reason::NotReady => "not_ready",
             Reason::ApiUnavailable => "api_unavailable",
+            Reason::NotReconciled => "not_reconciled",
             Reason::StoppedAfterFailure => "stopped_after_failure",
             Reason::NotValidated => "not_validated",
             Reason::Cancelled => "cancelled",
@@ -149,6 +155,7 @@ impl Reason {
             Reason::ProgressDeadlineExceeded => "Timed out: progress deadline exceeded",
             Reason::NotReady => "Timed out: not ready",
             Reason::ApiUnavailable => "Timed out: API server unavailable",
+            Reason::NotReconciled => "Timed out: not reconciled",
             Reason::StoppedAfterFailure => "Unfinished: stopped after a failure",
             Reason::NotValidated => "Not validated by the server",
             Reason::Cancelled => "Unfinished: the run was cancelled",
@@ -250,7 +257,7 @@ mod tests {
                 .iter()
                 .filter(|r| r.verdict() == Verdict::TimedOut)
                 .count()
-                == 7
+                == 8
         );
         let unfinished: Vec<_> = Reason::ALL
             .iter()

@@ -13,33 +13,57 @@ use serde_json::Value;
 pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
     // Without its CRD the rules it declares for its instances are unknown, and kstatus'
     // "exists" would stick as a success they may not allow.
-    if !is_builtin_group(target.group())
-        && crd_of(snapshot, target.group(), target.kind()).is_none()
-    {
-        return Assessment::not_ready(format!(
-            "its CustomResourceDefinition (group {}, kind {}) is not in the cluster's view yet",
-            target.group(),
-            target.kind()
-        ));
-    }
+    let status_declared = if is_builtin_group(target.group()) {
+        None
+    } else {
+        let Some(crd) = crd_of(snapshot, target.group(), target.kind()) else {
+            return Assessment::not_ready(format!(
+                "its CustomResourceDefinition (group {}, kind {}) is not in the cluster's view yet",
+                target.group(),
+                target.kind()
+            ));
+        };
+        Some(declares_status(&crd))
+    };
     if let Some(wait) = generation_lag(obj) {
         return wait;
     }
     // An unreadable annotation is refused by validation before apply; here kstatus stands in.
     match declared_for(snapshot, target.group(), target.kind()) {
         Some(Ok(rules)) => rules.assess(obj),
-        _ => kstatus(obj),
+        _ => kstatus(obj, status_declared),
     }
 }
 
-/// kstatus: Stalled=True fails, Reconciling=True waits, Ready decides when present, and
-/// an object without conditions is current once it exists.
-fn kstatus(obj: &Value) -> Assessment {
+/// Whether a CRD declares a status for its objects (a `status` subresource, or `status`
+/// in a version's schema): then a controller is expected to write one.
+fn declares_status(crd: &Value) -> bool {
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
+    versions.into_iter().flatten().any(|v| {
+        v.pointer("/subresources/status").is_some()
+            || v.pointer("/schema/openAPIV3Schema/properties/status")
+                .is_some()
+    })
+}
+
+/// kstatus: Stalled=True fails, Reconciling=True waits, Ready decides when present. An
+/// object without a status is done once it exists only when nothing is expected to report
+/// on it: its CRD declares no status (`status_declared` is `None` for built-in kinds).
+fn kstatus(obj: &Value, status_declared: Option<bool>) -> Assessment {
     let has_status = obj
         .get("status")
         .is_some_and(|s| s.as_object().is_none_or(|m| !m.is_empty()));
     if !has_status {
-        return Assessment::succeeded("exists");
+        return match status_declared {
+            Some(true) => Assessment::pending(
+                Reason::NotReconciled,
+                "no controller has reported on it yet (its CRD declares a status, and it has none)",
+            ),
+            Some(false) => {
+                Assessment::succeeded("exists (its CRD declares no status: nothing reports on it)")
+            }
+            None => Assessment::succeeded("exists"),
+        };
     }
     if let Some(c) = condition(obj, "Stalled").filter(|c| c.is("True")) {
         return Assessment::failed(Reason::ConditionFailed, c.describe());
@@ -55,18 +79,23 @@ fn kstatus(obj: &Value) -> Assessment {
 }
 
 /// kstatus' generation rule, applied only when the controller reports observedGeneration
-/// (many do not, and would otherwise never finish).
+/// (many do not, and would otherwise never finish). Some write it as a string (Argo
+/// Rollouts): a number in a string counts, a hash says nothing.
 fn generation_lag(obj: &Value) -> Option<Assessment> {
     let generation = obj
         .pointer("/metadata/generation")
         .and_then(Value::as_i64)?;
-    let observed = obj
-        .pointer("/status/observedGeneration")
-        .and_then(Value::as_i64)?;
+    let observed = obj.pointer("/status/observedGeneration").and_then(|v| {
+        v.as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    })?;
     (observed < generation).then(|| {
-        Assessment::not_ready(format!(
-            "waiting for the controller to observe generation {generation} (status is for {observed})"
-        ))
+        Assessment::pending(
+            Reason::NotReconciled,
+            format!(
+                "waiting for the controller to observe generation {generation} (status is for {observed})"
+            ),
+        )
     })
 }
 
@@ -178,11 +207,46 @@ mod tests {
                 &json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Succeeded", "ok")]}),
             )],
             (
-                Some(Reason::NotReady),
+                Some(Reason::NotReconciled),
                 "waiting for the controller to observe generation 3 (status is for 2)",
             ),
         );
-        case(vec![widget(1, &json!({}))], (None, "exists"));
+        // Argo Rollouts writes it as a string: a number in one counts, a hash says nothing.
+        case(
+            vec![widget(3, &json!({"observedGeneration": "2"}))],
+            (
+                Some(Reason::NotReconciled),
+                "waiting for the controller to observe generation 3 (status is for 2)",
+            ),
+        );
+        case(
+            vec![widget(3, &json!({"observedGeneration": "7bcdbf7bd9"}))],
+            (None, "exists (no Ready condition reported)"),
+        );
+        // Nothing reports on it unless its CRD declares a status.
+        case(
+            vec![widget(1, &json!({}))],
+            (
+                None,
+                "exists (its CRD declares no status: nothing reports on it)",
+            ),
+        );
+        for declared in [
+            json!({"subresources": {"status": {}}}),
+            json!({"schema": {"openAPIV3Schema": {"type": "object",
+                "properties": {"spec": {"type": "object"}, "status": {"type": "object"}}}}}),
+        ] {
+            let mut crd = crd(None);
+            let version = crd["spec"]["versions"][0].as_object_mut().unwrap();
+            version.extend(declared.as_object().unwrap().clone());
+            case(
+                vec![widget(1, &json!({})), crd],
+                (
+                    Some(Reason::NotReconciled),
+                    "no controller has reported on it yet (its CRD declares a status, and it has none)",
+                ),
+            );
+        }
         case(
             vec![widget(1, &json!({"phase": "Provisioned"}))],
             (None, "exists (no Ready condition reported)"),
