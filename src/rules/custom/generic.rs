@@ -74,8 +74,55 @@ fn kstatus(obj: &Value, status_declared: Option<bool>) -> Assessment {
     match condition(obj, "Ready") {
         Some(c) if c.is("True") => Assessment::succeeded(c.describe()),
         Some(c) => Assessment::not_ready(c.describe()),
-        None => Assessment::succeeded("exists (no Ready condition reported)"),
+        None => trouble(obj)
+            .unwrap_or_else(|| Assessment::succeeded("exists (no Ready condition reported)")),
     }
+}
+
+/// Phases that say the controller is still at work, or that something went wrong.
+const UNSETTLED_PHASES: [&str; 16] = [
+    "pending",
+    "provisioning",
+    "creating",
+    "deploying",
+    "updating",
+    "upgrading",
+    "initializing",
+    "installing",
+    "progressing",
+    "reconciling",
+    "deleting",
+    "terminating",
+    "failed",
+    "error",
+    "createfailed",
+    "degraded",
+];
+
+/// Without a Ready condition, what else the controller may say is wrong or unfinished: a
+/// `status.phase` of work or failure (`Failed`, `CreateFailed`, `Provisioning`), a
+/// Degraded or Failed condition that is True, an Available condition that is not. Without
+/// the controller's own rule none is known to be terminal, so each only keeps the
+/// resource waiting, its message naming what was said; at the deadline it times out.
+fn trouble(obj: &Value) -> Option<Assessment> {
+    if let Some(phase) = obj.pointer("/status/phase").and_then(Value::as_str)
+        && UNSETTLED_PHASES.contains(&phase.to_ascii_lowercase().as_str())
+    {
+        let said = ["message", "reason"]
+            .iter()
+            .find_map(|k| obj.pointer(&format!("/status/{k}")).and_then(Value::as_str))
+            .filter(|m| !m.trim().is_empty());
+        return Some(Assessment::not_ready(match said {
+            Some(m) => format!("status.phase is {phase}: {m}"),
+            None => format!("status.phase is {phase}"),
+        }));
+    }
+    let wrong = ["Degraded", "Failed"]
+        .iter()
+        .filter_map(|t| condition(obj, t))
+        .find(|c| c.is("True"))
+        .or_else(|| condition(obj, "Available").filter(|c| !c.is("True")));
+    wrong.map(|c| Assessment::not_ready(c.describe()))
 }
 
 /// kstatus' generation rule, applied only when the controller reports observedGeneration
@@ -249,6 +296,54 @@ mod tests {
         }
         case(
             vec![widget(1, &json!({"phase": "Provisioned"}))],
+            (None, "exists (no Ready condition reported)"),
+        );
+    }
+
+    #[test]
+    fn without_a_ready_condition_a_failed_or_unfinished_status_is_no_success() {
+        // What some controllers say outside conditions: never terminal by our reading (the
+        // controller may retry), so it waits, naming what was said.
+        case(
+            vec![widget(
+                1,
+                &json!({"phase": "Failed", "message": "volume quota exceeded"}),
+            )],
+            (
+                Some(Reason::NotReady),
+                "status.phase is Failed: volume quota exceeded",
+            ),
+        );
+        case(
+            vec![widget(1, &json!({"phase": "CreateFailed"}))],
+            (Some(Reason::NotReady), "status.phase is CreateFailed"),
+        );
+        case(
+            vec![widget(1, &json!({"phase": "Provisioning"}))],
+            (Some(Reason::NotReady), "status.phase is Provisioning"),
+        );
+        case(
+            vec![widget(
+                1,
+                &json!({"conditions": [cond("Degraded", "True", "ReplicasUnavailable", "1/3 down")]}),
+            )],
+            (
+                Some(Reason::NotReady),
+                "Degraded=True (ReplicasUnavailable): 1/3 down",
+            ),
+        );
+        case(
+            vec![widget(
+                1,
+                &json!({"conditions": [cond("Available", "Degraded", "", "")]}),
+            )],
+            (Some(Reason::NotReady), "Available=Degraded"),
+        );
+        case(
+            vec![widget(
+                1,
+                &json!({"conditions": [cond("Available", "True", "Ok", ""), cond("Degraded", "False", "", "")]}),
+            )],
             (None, "exists (no Ready condition reported)"),
         );
     }
