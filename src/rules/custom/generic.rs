@@ -101,7 +101,8 @@ const UNSETTLED_PHASES: [&str; 16] = [
 
 /// Without a Ready condition, what else the controller may say is wrong or unfinished: a
 /// `status.phase` of work or failure (`Failed`, `CreateFailed`, `Provisioning`), a
-/// Degraded or Failed condition that is True, an Available condition that is not. Without
+/// Degraded, Failed or NotReady (Strimzi) condition that is True, an Available condition
+/// that is not. Without
 /// the controller's own rule none is known to be terminal, so each only keeps the
 /// resource waiting, its message naming what was said; at the deadline it times out.
 fn trouble(obj: &Value) -> Option<Assessment> {
@@ -117,7 +118,7 @@ fn trouble(obj: &Value) -> Option<Assessment> {
             None => format!("status.phase is {phase}"),
         }));
     }
-    let wrong = ["Degraded", "Failed"]
+    let wrong = ["Degraded", "Failed", "NotReady"]
         .iter()
         .filter_map(|t| condition(obj, t))
         .find(|c| c.is("True"))
@@ -338,6 +339,17 @@ mod tests {
                 &json!({"conditions": [cond("Available", "Degraded", "", "")]}),
             )],
             (Some(Reason::NotReady), "Available=Degraded"),
+        );
+        // Strimzi says it the other way round.
+        case(
+            vec![widget(
+                1,
+                &json!({"conditions": [cond("NotReady", "True", "TimeoutException", "zookeeper not ready")]}),
+            )],
+            (
+                Some(Reason::NotReady),
+                "NotReady=True (TimeoutException): zookeeper not ready",
+            ),
         );
         case(
             vec![widget(
