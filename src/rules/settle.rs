@@ -7,6 +7,7 @@
 use crate::rules::annotations::timeout::parse_annotation_duration;
 use crate::rules::assessment::Assessment;
 use crate::rules::kinds;
+use crate::rules::pods::pod_state::finished;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::target::Target;
 use crate::vocab::outcome::ContainerRef;
@@ -147,7 +148,7 @@ pub fn restarts(pods: &[Pod]) -> Restarts {
 /// container of a `restartPolicy: Never` pod (it runs once), and not one of an `OnFailure`
 /// pod that exited 0 (it completed).
 fn crashed<'a>(pods: &'a [Pod], baseline: &Restarts) -> Option<(&'a Pod, &'a ContainerStatus)> {
-    pods.iter().filter(|p| !ended(p)).find_map(|p| {
+    pods.iter().filter(|p| !finished(p)).find_map(|p| {
         let name = p.metadata.name.clone().unwrap_or_default();
         let policy = p.spec.as_ref().and_then(|s| s.restart_policy.as_deref());
         statuses(p)
@@ -174,14 +175,6 @@ fn crashed<'a>(pods: &'a [Pod], baseline: &Restarts) -> Option<(&'a Pod, &'a Con
             })
             .map(|c| (p, c))
     })
-}
-
-/// A pod in a terminal phase: it will not run again, whatever its containers did.
-fn ended(pod: &Pod) -> bool {
-    matches!(
-        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
-        Some("Succeeded" | "Failed")
-    )
 }
 
 /// `restarted 1 time`, `restarted 3 times`.

@@ -3,7 +3,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::condition;
-use crate::rules::custom::rollout_conditions::{crd_of, declared_for};
+use crate::rules::custom::rollout_conditions::{crd_of, declared};
 use crate::rules::kinds::is_builtin_group;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
@@ -13,7 +13,7 @@ use serde_json::Value;
 pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
     // Without its CRD the rules it declares for its instances are unknown, and kstatus'
     // "exists" would stick as a success they may not allow.
-    let status_declared = if is_builtin_group(target.group()) {
+    let crd = if is_builtin_group(target.group()) {
         None
     } else {
         let Some(crd) = crd_of(snapshot, target.group(), target.kind()) else {
@@ -23,15 +23,15 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
                 target.kind()
             ));
         };
-        Some(declares_status(&crd))
+        Some(crd)
     };
     if let Some(wait) = generation_lag(obj) {
         return wait;
     }
     // An unreadable annotation is refused by validation before apply; here kstatus stands in.
-    match declared_for(snapshot, target.group(), target.kind()) {
+    match crd.as_ref().and_then(declared) {
         Some(Ok(rules)) => rules.assess(obj),
-        _ => kstatus(obj, status_declared),
+        _ => kstatus(obj, crd.as_ref().map(declares_status)),
     }
 }
 

@@ -155,14 +155,8 @@ pub fn crd_of(snapshot: &Snapshot, group: &str, kind: &str) -> Option<Value> {
         })
 }
 
-/// The rollout conditions the CRD of `group`/`kind` declares, if the CRD is in the
-/// snapshot and carries the annotation.
-pub fn declared_for(
-    snapshot: &Snapshot,
-    group: &str,
-    kind: &str,
-) -> Option<Result<RolloutConditions, RulesError>> {
-    let crd = crd_of(snapshot, group, kind)?;
+/// The rollout conditions `crd` declares for its instances, if it carries the annotation.
+pub fn declared(crd: &Value) -> Option<Result<RolloutConditions, RulesError>> {
     let value = crd
         .pointer("/metadata/annotations")?
         .get(ROLLOUT_CONDITIONS_ANNOTATION)?

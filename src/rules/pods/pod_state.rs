@@ -222,6 +222,15 @@ fn last_exit(pod: &Pod) -> String {
     )
 }
 
+/// Whether a pod is in a terminal phase (Succeeded or Failed): it will not run again,
+/// whatever its containers did.
+pub fn finished(pod: &Pod) -> bool {
+    matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    )
+}
+
 /// The container whose exit failed a pod that ended Failed on its own (no eviction or
 /// deadline of the node's or the API's): the one whose logs say why.
 pub fn failed_container(pod: &Pod) -> Option<ContainerRef> {

@@ -6,6 +6,7 @@
 use crate::rules::annotations::rollout_mode::{RequiredRollout, max_unavailable};
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
+use crate::rules::pods::pod_state::finished;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::target::Target;
 use crate::rules::workloads::generation::{unobserved, unreadable};
@@ -175,11 +176,6 @@ fn pods_of(rs: &ReplicaSet, snapshot: &Snapshot) -> Vec<Pod> {
         .as_deref()
         .map(|uid| snapshot.children::<Pod>(uid))
         .unwrap_or_default()
-}
-
-fn finished(pod: &Pod) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    matches!(phase, Some("Succeeded" | "Failed"))
 }
 
 /// ` (reason: message)` of a condition, with what it has of either: ` (reason)`,
