@@ -35,6 +35,7 @@ Annotations read on each resource:
   krane.shopify.io/skip-endpoint-validation  the same, krane's spelling
   deploy-action.io/predeployed         on a CRD: `false` applies its custom resources last
   krane.shopify.io/predeployed         the same, krane's spelling
+  deploy-action.io/health-rules        on a CRD: health rules (CEL) for its custom resources
   krane.shopify.io/instance-rollout-conditions
                                        on a CRD: when its custom resources are done";
 
@@ -186,6 +187,10 @@ pub struct CheckArgs {
         value_delimiter = ','
     )]
     pub files: Vec<String>,
+    /// Health rules for custom resources (YAML, CEL), ahead of a CRD's own and the bundled
+    /// ones; repeat for several files (a later file's rule for a kind wins).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
     /// Write the JSON report here.
@@ -222,6 +227,10 @@ pub struct ClusterArgs {
         value_delimiter = ','
     )]
     pub files: Vec<String>,
+    /// Health rules for custom resources (YAML, CEL), ahead of a CRD's own and the bundled
+    /// ones; repeat for several files (a later file's rule for a kind wins).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     /// Give up on resources still unfinished after this long (e.g. 90s, 5m).

@@ -55,6 +55,10 @@ pub struct Config {
     pub github: GithubArgs,
     /// `deploy --prune`: the set to prune.
     pub prune: Option<crate::prune::PruneConfig>,
+    /// `--rules` files, in the order given.
+    pub rules: Vec<PathBuf>,
+    /// The rules those files hold, once loaded (`pipeline::load_rules`).
+    pub health_rules: std::sync::Arc<crate::rules::health::rule::HealthRules>,
 }
 
 /// A command line that cannot be run.
@@ -98,6 +102,8 @@ impl Config {
                     registry_config: c.registry.registry_config.clone(),
                     github: c.github.clone(),
                     prune: None,
+                    rules: c.rules.clone(),
+                    health_rules: std::sync::Arc::default(),
                 });
             }
             Command::Restart(r) => {
@@ -136,6 +142,8 @@ impl Config {
                 Command::Plan(p) => prune_config(&p.prune)?,
                 _ => None,
             },
+            rules: args.rules.clone(),
+            health_rules: std::sync::Arc::default(),
         })
     }
 
@@ -160,6 +168,8 @@ impl Config {
             registry_config: args.registry.registry_config.clone(),
             github: args.github.clone(),
             prune: None,
+            rules: Vec::new(),
+            health_rules: std::sync::Arc::default(),
         })
     }
 

@@ -105,6 +105,32 @@ async fn a_successful_deploy_sets_outputs_and_the_job_summary_and_exits_0() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_files_reach_the_binary_and_a_bad_one_stops_the_run_before_apply() {
+    let (sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    std::fs::write(
+        runner.workspace().join("ok.yaml"),
+        "rules:\n  - group: acme.io\n    kind: Widget\n    done:\n      - when: status.phase == 'Running'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        runner.workspace().join("bad.yaml"),
+        "rules:\n  - group: acme.io\n    kind: Gadget\n    done:\n      - when: status.phase = 'Running'\n",
+    )
+    .unwrap();
+    let inputs = deploy_inputs(&kubeconfig, &[("rules", "ok.yaml\nbad.yaml")]);
+    let (_runner, run) = run_action(runner, inputs).await;
+    assert_eq!(run.exit, 2, "{}", run.log);
+    assert!(run.log.contains("bad.yaml:5: invalid CEL"), "{}", run.log);
+    assert!(!run.log.contains("ok.yaml:"), "{}", run.log);
+    assert!(
+        sim.get("apps/v1", "Deployment", "default", "web").is_none(),
+        "applied despite a bad rules file"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn command_plan_puts_what_would_change_in_the_job_summary_and_changes_nothing() {
     let (sim, kubeconfig) = cluster().await;
     let runner = Runner::new(&repo_root());

@@ -5,6 +5,7 @@ mod action;
 mod action_runner;
 mod cli;
 mod corpus;
+mod custom_resources;
 mod daemonset;
 mod deploy;
 mod images;

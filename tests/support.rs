@@ -31,6 +31,8 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
             sha: None,
         },
         prune: None,
+        rules: Vec::new(),
+        health_rules: std::sync::Arc::default(),
     }
 }
 

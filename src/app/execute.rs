@@ -58,6 +58,11 @@ fn read_stdin() -> anyhow::Result<String> {
 
 async fn execute(cli: Cli) -> anyhow::Result<Ended> {
     let config = Config::from_command(&cli.command)?;
+    let mode = config.mode;
+    let config = match pipeline::load_rules(config) {
+        Ok(c) => c,
+        Err(e) => return Ok(refused(&e, mode)),
+    };
     // Listening from the start: a signal while the check run is being created must not
     // kill the process with the run left in progress.
     let mut interrupts = Interrupts::install();

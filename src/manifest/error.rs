@@ -80,7 +80,8 @@ impl LoadError {
     }
 }
 
-fn count(n: usize) -> String {
+/// "1 problem", "3 problems".
+pub fn count(n: usize) -> String {
     if n == 1 {
         "1 problem".to_string()
     } else {

@@ -18,7 +18,7 @@ mod yaml;
 pub use cluster::{Scope, resolve_namespace, resolve_namespaces, validate_against};
 pub use containers::ImageLine;
 pub use document::Manifest;
-pub use error::{LoadError, Problem, render_problems};
+pub use error::{LoadError, Problem, count, render_problems};
 pub use load::{load, load_str};
 pub use source::STDIN_NAME;
 pub use validate::validate;

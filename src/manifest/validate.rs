@@ -9,6 +9,7 @@ use super::containers;
 use super::document::Manifest;
 use super::error::Problem;
 use super::yaml::escape_pointer;
+use crate::rules::health::load::{HEALTH_RULES_ANNOTATION, parse_annotation};
 use crate::vocab::duration::parse_duration;
 
 const TIMEOUT_ANNOTATIONS: [&str; 2] = [
@@ -151,6 +152,9 @@ fn check_annotations(m: &Manifest, problems: &mut Vec<Problem>) {
                 .with_hint("use \"true\" or \"false\""),
             );
         }
+        if key == HEALTH_RULES_ANNOTATION {
+            check_health_rules(m, &pointer, value, problems);
+        }
         if ROLLOUT_ANNOTATIONS.contains(&key.as_str()) && !valid_required_rollout(value) {
             problems.push(
                 at(
@@ -161,6 +165,21 @@ fn check_annotations(m: &Manifest, problems: &mut Vec<Problem>) {
                 .with_hint("use full, none, maxUnavailable, or a percentage from 0% to 100%"),
             );
         }
+    }
+}
+
+/// A CRD's health rules for its custom resources: refused here, with the line inside the
+/// annotation, rather than found unreadable while its resources wait.
+fn check_health_rules(m: &Manifest, pointer: &str, value: &str, problems: &mut Vec<Problem>) {
+    let Some(defines) = m.defines() else {
+        problems.push(
+            at(m, pointer, format!("annotation {HEALTH_RULES_ANNOTATION} on a {}", m.kind))
+                .with_hint("it belongs on a CustomResourceDefinition, for the kind it defines; elsewhere use --rules"),
+        );
+        return;
+    };
+    if let Err(found) = parse_annotation(value, &m.file, m.line_near(pointer), defines) {
+        problems.extend(found);
     }
 }
 

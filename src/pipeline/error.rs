@@ -10,6 +10,9 @@ pub enum RunError {
     Load(#[from] manifest::LoadError),
     #[error("{}", manifest::render_problems(.0))]
     Invalid(Vec<Problem>),
+    /// The `--rules` files, every problem in them.
+    #[error("found {} in the health rules:\n{}", manifest::count(.0.len()), manifest::render_problems(.0))]
+    Rules(Vec<Problem>),
     #[error(transparent)]
     Connect(#[from] crate::cluster::connect::ConnectError),
     /// Discovery, the first request a run makes, failed: `cannot reach the API server at
@@ -36,6 +39,7 @@ impl RunError {
         matches!(
             self,
             RunError::Invalid(_)
+                | RunError::Rules(_)
                 | RunError::Load(_)
                 | RunError::Config(_)
                 | RunError::Unconfirmed(_)

@@ -24,4 +24,4 @@ pub use check::check;
 pub use deploy::deploy;
 pub use error::RunError;
 pub use judging::{Judging, LogSource, NoLogs, Pending, judge_stream};
-pub use load::load;
+pub use load::{load, load_rules};

@@ -187,7 +187,7 @@ mod tests {
             ))
         );
         // cert-manager's real CRD declares a status: a Certificate no controller has
-        // touched is not done, and at its deadline says why.
+        // touched is not done (by the bundled rule), and at its deadline says why.
         let mut with_status = crd;
         with_status["spec"]["versions"][0]["subresources"] = json!({"status": {}});
         assert_eq!(
@@ -207,8 +207,7 @@ mod tests {
             Some((
                 Verdict::TimedOut,
                 Some(Reason::NotReconciled),
-                "no controller has reported on it yet (its CRD declares a status, and it has none)"
-                    .to_owned()
+                "no controller has reported on it yet (it has no status)".to_owned()
             ))
         );
     }

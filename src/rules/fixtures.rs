@@ -10,7 +10,15 @@ pub const NS: &str = "shop";
 /// A stable uid for a test object, shaped like the API server's UUIDs.
 /// A snapshot holding `objects`, as the watchers would have fed it.
 pub fn snapshot(objects: &[Value]) -> Snapshot {
-    let mut snap = Snapshot::new();
+    snapshot_with(std::sync::Arc::default(), objects)
+}
+
+/// [`snapshot`] with the run's own health rules.
+pub fn snapshot_with(
+    rules: std::sync::Arc<crate::rules::health::rule::HealthRules>,
+    objects: &[Value],
+) -> Snapshot {
+    let mut snap = Snapshot::with_health_rules(rules);
     for o in objects {
         snap.upsert(o.clone()).expect("a valid object");
     }

@@ -2,6 +2,7 @@
 //! pure functions of it: the I/O layer feeds every watch event in, the rules only read.
 
 use crate::rules::error::RulesError;
+use crate::rules::health::rule::HealthRules;
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
 use crate::rules::network_storage::endpoints::SERVICE_NAME_LABEL;
 use crate::rules::network_storage::service::WORKLOAD_KINDS;
@@ -261,11 +262,26 @@ pub struct Snapshot {
     touched: Touched,
     /// Events inserted so far, numbering their arrival.
     arrivals: u64,
+    /// The run's own health rules (`--rules`), ahead of CRD annotations and the bundled
+    /// library.
+    health: Arc<HealthRules>,
 }
 
 impl Snapshot {
     pub fn new() -> Self {
         Snapshot::default()
+    }
+
+    /// A snapshot whose custom resources are judged by `rules` first.
+    pub fn with_health_rules(rules: Arc<HealthRules>) -> Self {
+        Snapshot {
+            health: rules,
+            ..Snapshot::default()
+        }
+    }
+
+    pub fn health_rules(&self) -> &HealthRules {
+        &self.health
     }
 
     /// Records an object from an ADDED or MODIFIED watch event (or a list), replacing what

@@ -1,10 +1,12 @@
 //! The resource a verdict is wanted for, as the manifest names it: identity plus the
 //! annotations that tune its rules (timeouts, required-rollout).
 
+use crate::rules::kinds::is_builtin_group;
 use crate::rules::snapshot::{ObjectKey, group_of};
 use crate::vocab::outcome::ResourceId;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -14,6 +16,10 @@ pub struct Target {
     /// managedFields time). Lets rules ignore conditions left over from an earlier rollout
     /// when a re-apply changed nothing (no new generation to gate on).
     pub applied_at: Option<jiff::Timestamp>,
+    /// The object as the manifest declared it, kept for custom resources only: their
+    /// health rules tell what this deploy asked for (`spec.paused: true`) from what a
+    /// controller or person did since.
+    pub declared: Option<Arc<Value>>,
 }
 
 impl Target {
@@ -27,6 +33,7 @@ impl Target {
             },
             annotations: BTreeMap::new(),
             applied_at: None,
+            declared: None,
         }
     }
 
@@ -46,6 +53,9 @@ impl Target {
                     target.annotations.insert(k.clone(), v.to_owned());
                 }
             }
+        }
+        if !is_builtin_group(target.group()) {
+            target.declared = Some(Arc::new(doc.clone()));
         }
         Some(target)
     }

@@ -59,6 +59,7 @@ pub async fn judge(
         fail_fast: config.fail_fast,
         lookups: ctx.access.lookups(conn, config.image_preflight),
         logs: &conn.client,
+        health_rules: config.health_rules.clone(),
         start: ctx.start,
         observer: &mut *ctx.observer,
     };

@@ -36,6 +36,8 @@ pub struct Judging<'a> {
     /// The runner's registry lookups for images in pull trouble (`None`: never).
     pub lookups: Option<Lookups>,
     pub logs: &'a dyn LogSource,
+    /// The run's `--rules`, asked before a CRD's own and the bundled ones.
+    pub health_rules: std::sync::Arc<crate::rules::health::rule::HealthRules>,
     pub start: Instant,
     pub observer: &'a mut dyn Observer,
 }
@@ -72,7 +74,7 @@ pub async fn judge_stream(
     for (i, w) in watched.iter().enumerate() {
         affected.add(i, &w.pending.target, None);
     }
-    let mut snapshot = Snapshot::new();
+    let mut snapshot = Snapshot::with_health_rules(j.health_rules.clone());
     let optional: HashSet<usize> = scopes
         .iter()
         .enumerate()

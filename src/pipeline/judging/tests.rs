@@ -56,6 +56,7 @@ async fn judge_pod(events: Vec<Seen<Prepared>>) -> (crate::vocab::outcome::Outco
         fail_fast: true,
         lookups: None,
         logs: &NoLogs,
+        health_rules: std::sync::Arc::default(),
         start,
         observer: &mut recorder,
     };

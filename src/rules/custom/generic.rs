@@ -1,9 +1,12 @@
-//! Kinds the rules do not know (custom resources, newer built-ins): the CRD's declared
-//! rollout conditions when it has them, else kstatus' generic reading of `status`.
+//! Kinds the rules do not know (custom resources, newer built-ins): a health rule when one
+//! is known (the run's, the CRD's, krane's rollout conditions, the bundled library), else
+//! kstatus' generic reading of `status`.
 
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::condition;
+use crate::rules::custom::generation;
 use crate::rules::custom::rollout_conditions::{crd_of, declared};
+use crate::rules::health::{self, Found};
 use crate::rules::kinds::is_builtin_group;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
@@ -25,13 +28,33 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         };
         Some(crd)
     };
-    if let Some(wait) = generation_lag(obj) {
-        return wait;
+    let manifest = target.declared.as_deref();
+    let rule = match health::user_rule(snapshot, crd.as_ref(), target.group(), target.kind()) {
+        Found::Rule(rule) => Some(rule),
+        Found::Unreadable(problems) => {
+            return Assessment::not_ready(format!(
+                "its CRD's health rule cannot be read, so nothing says when it is done: {problems}"
+            ));
+        }
+        Found::None => None,
+    };
+    // An unreadable krane annotation is refused by validation before apply; here the
+    // bundled rule or kstatus stands in.
+    if rule.is_none()
+        && let Some(Ok(conditions)) = crd.as_ref().and_then(declared)
+    {
+        return generation::lag(obj).unwrap_or_else(|| conditions.assess(obj));
     }
-    // An unreadable annotation is refused by validation before apply; here kstatus stands in.
-    match crd.as_ref().and_then(declared) {
-        Some(Ok(rules)) => rules.assess(obj),
-        _ => kstatus(obj, crd.as_ref().map(declares_status)),
+    let status_declared = crd.as_ref().map(declares_status);
+    // A CRD installed without a status (an old or trimmed copy) has nothing reporting on
+    // its objects: a bundled rule would wait for nothing.
+    let rule = rule.or_else(|| {
+        health::bundled_rule(target.group(), target.kind())
+            .filter(|_| status_declared != Some(false) || has_status(obj))
+    });
+    match rule {
+        Some(rule) => rule.assess(obj, manifest),
+        None => generation::lag(obj).unwrap_or_else(|| kstatus(obj, status_declared)),
     }
 }
 
@@ -46,14 +69,17 @@ fn declares_status(crd: &Value) -> bool {
     })
 }
 
-/// kstatus: Stalled=True fails, Reconciling=True waits, Ready decides when present. An
+/// kstatus: Stalled=True fails, Reconciling=True waits (so does Synced that is not True,
+/// Crossplane's word for a spec not yet applied), Ready decides when present. An
 /// object without a status is done once it exists only when nothing is expected to report
 /// on it: its CRD declares no status (`status_declared` is `None` for built-in kinds).
+fn has_status(obj: &Value) -> bool {
+    obj.get("status")
+        .is_some_and(|s| s.as_object().is_none_or(|m| !m.is_empty()))
+}
+
 fn kstatus(obj: &Value, status_declared: Option<bool>) -> Assessment {
-    let has_status = obj
-        .get("status")
-        .is_some_and(|s| s.as_object().is_none_or(|m| !m.is_empty()));
-    if !has_status {
+    if !has_status(obj) {
         return match status_declared {
             Some(true) => Assessment::pending(
                 Reason::NotReconciled,
@@ -69,6 +95,10 @@ fn kstatus(obj: &Value, status_declared: Option<bool>) -> Assessment {
         return Assessment::failed(Reason::ConditionFailed, c.describe());
     }
     if let Some(c) = condition(obj, "Reconciling").filter(|c| c.is("True")) {
+        return Assessment::not_ready(c.describe());
+    }
+    // Crossplane: Ready=True with Synced=False is the old spec still running.
+    if let Some(c) = condition(obj, "Synced").filter(|c| !c.is("True")) {
         return Assessment::not_ready(c.describe());
     }
     match condition(obj, "Ready") {
@@ -124,27 +154,6 @@ fn trouble(obj: &Value) -> Option<Assessment> {
         .find(|c| c.is("True"))
         .or_else(|| condition(obj, "Available").filter(|c| !c.is("True")));
     wrong.map(|c| Assessment::not_ready(c.describe()))
-}
-
-/// kstatus' generation rule, applied only when the controller reports observedGeneration
-/// (many do not, and would otherwise never finish). Some write it as a string (Argo
-/// Rollouts): a number in a string counts, a hash says nothing.
-fn generation_lag(obj: &Value) -> Option<Assessment> {
-    let generation = obj
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)?;
-    let observed = obj.pointer("/status/observedGeneration").and_then(|v| {
-        v.as_i64()
-            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-    })?;
-    (observed < generation).then(|| {
-        Assessment::pending(
-            Reason::NotReconciled,
-            format!(
-                "waiting for the controller to observe generation {generation} (status is for {observed})"
-            ),
-        )
-    })
 }
 
 #[cfg(test)]

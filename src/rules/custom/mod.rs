@@ -3,6 +3,7 @@
 
 pub mod conditions;
 pub mod crd;
+pub mod generation;
 pub mod generic;
 pub mod json_path;
 pub mod rollout_conditions;
