@@ -10,8 +10,13 @@ use kube_sim::{Scenario, Sim};
 use serde_json::{Value, json};
 use std::time::Duration;
 
-/// A CRD for `kind` in `group`, with a status subresource; `annotations` as YAML flow.
+/// A CRD for `kind` in `group` (version v1), with a status subresource; `annotations` as
+/// YAML flow.
 fn crd(group: &str, kind: &str, annotations: &str) -> String {
+    crd_version(group, "v1", kind, annotations)
+}
+
+fn crd_version(group: &str, version: &str, kind: &str, annotations: &str) -> String {
     let plural = format!("{}s", kind.to_ascii_lowercase());
     format!(
         "apiVersion: apiextensions.k8s.io/v1
@@ -24,7 +29,7 @@ spec:
   scope: Namespaced
   names: {{plural: {plural}, singular: {singular}, kind: {kind}, listKind: {kind}List}}
   versions:
-    - name: v1
+    - name: {version}
       served: true
       storage: true
       subresources: {{status: {{}}}}
@@ -36,11 +41,21 @@ spec:
 
 /// Plays `group`'s controller: after `after`, writes `status` on `kind/name` in `default`.
 fn controller(sim: &Sim, group: &str, kind: &str, name: &str, after: Duration, status: Value) {
+    controller_of(sim, (group, "v1", kind), name, after, status);
+}
+
+fn controller_of(
+    sim: &Sim,
+    (group, version, kind): (&str, &str, &str),
+    name: &str,
+    after: Duration,
+    status: Value,
+) {
     let plural = format!("{}s", kind.to_ascii_lowercase());
     let resource = ApiResource {
         group: group.to_owned(),
-        version: "v1".to_owned(),
-        api_version: format!("{group}/v1"),
+        version: version.to_owned(),
+        api_version: format!("{group}/{version}"),
         kind: kind.to_owned(),
         plural,
     };
@@ -55,6 +70,22 @@ fn controller(sim: &Sim, group: &str, kind: &str, name: &str, after: Duration, s
     });
 }
 
+/// Deploys `yaml` as `file` on `sim` and returns `kind/name`'s verdict, reason and
+/// message, with the run's length in seconds.
+async fn judged(
+    sim: &Sim,
+    file: &str,
+    yaml: &str,
+    timeout: Duration,
+    (kind, name): (&str, &str),
+) -> ((Verdict, Option<Reason>, String), f64) {
+    let run = run_with(sim, file, yaml, config(Mode::Deploy, timeout))
+        .await
+        .unwrap();
+    let o = outcome(&run, kind, name);
+    ((o.verdict, o.reason, o.message.clone()), run.seconds)
+}
+
 const MINUTES_5: Duration = Duration::from_secs(300);
 
 const WIDGET: &str =
@@ -64,23 +95,22 @@ const WIDGET: &str =
 async fn a_resource_no_controller_reports_on_is_not_reconciled_not_done() {
     let sim = Sim::start(Scenario::default());
     let yaml = format!("{}---\n{WIDGET}", crd("acme.io", "Widget", "{}"));
-    let run = run_with(
+    let (got, _) = judged(
         &sim,
         "widgets.yaml",
         &yaml,
-        config(Mode::Deploy, Duration::from_secs(60)),
+        Duration::from_secs(60),
+        ("Widget", "blue"),
     )
-    .await
-    .unwrap();
-    let blue = outcome(&run, "Widget", "blue");
+    .await;
     assert_eq!(
-        (blue.verdict, blue.reason, blue.message.as_str()),
+        got,
         (
             Verdict::TimedOut,
             Some(Reason::NotReconciled),
             "no controller has reported on it yet (its CRD declares a status, and it has none)"
-        ),
-        "{blue:#?}"
+                .to_owned()
+        )
     );
 }
 
@@ -191,4 +221,163 @@ async fn a_rules_file_comes_before_the_crds_own_rule() {
     let run = run_with(&sim, "widgets.yaml", &yaml, config).await.unwrap();
     assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
     assert_eq!(outcome(&run, "Widget", "blue").message, "sized as declared");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_certificate_is_done_when_cert_manager_says_ready_for_its_generation() {
+    let certificate = "apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: shop-tls}
+spec:
+  secretName: shop-tls
+  dnsNames: [shop.example.com]
+  issuerRef: {name: letsencrypt, kind: ClusterIssuer}
+";
+    let yaml = format!(
+        "{}---\n{certificate}",
+        crd("cert-manager.io", "Certificate", "{}")
+    );
+    // cert-manager's words: issuing first, ready a while later
+    let sim = Sim::start(Scenario::default());
+    controller(
+        &sim,
+        "cert-manager.io",
+        "Certificate",
+        "shop-tls",
+        Duration::from_secs(2),
+        json!({
+        "conditions": [{"type": "Issuing", "status": "True", "reason": "DoesNotExist", "observedGeneration": 1,
+            "message": "Issuing certificate as Secret does not exist"},
+            {"type": "Ready", "status": "False", "reason": "DoesNotExist", "observedGeneration": 1,
+            "message": "Issuing certificate as Secret does not exist"}]}),
+    );
+    controller(
+        &sim,
+        "cert-manager.io",
+        "Certificate",
+        "shop-tls",
+        Duration::from_secs(40),
+        json!({
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "observedGeneration": 1,
+            "message": "Certificate is up to date and has not expired"}],
+        "notAfter": "2027-03-01T00:00:00Z"}),
+    );
+    let run = run_with(&sim, "tls.yaml", &yaml, config(Mode::Deploy, MINUTES_5))
+        .await
+        .unwrap();
+    let tls = outcome(&run, "Certificate", "shop-tls");
+    assert_eq!(
+        (tls.verdict, tls.message.as_str()),
+        (
+            Verdict::Succeeded,
+            "Ready=True (Ready): Certificate is up to date and has not expired"
+        ),
+        "{tls:#?}"
+    );
+    assert!(
+        run.seconds >= 40.0,
+        "done at {}s, before cert-manager said Ready",
+        run.seconds
+    );
+    // The same, with nothing ever issued: a timeout that names cert-manager's words.
+    let sim = Sim::start(Scenario::default());
+    controller(
+        &sim,
+        "cert-manager.io",
+        "Certificate",
+        "shop-tls",
+        Duration::from_secs(2),
+        json!({
+        "conditions": [{"type": "Issuing", "status": "True", "reason": "DoesNotExist", "observedGeneration": 1,
+            "message": "Issuing certificate as Secret does not exist"}]}),
+    );
+    let (got, _) = judged(
+        &sim,
+        "tls.yaml",
+        &yaml,
+        Duration::from_secs(60),
+        ("Certificate", "shop-tls"),
+    )
+    .await;
+    assert_eq!(
+        got,
+        (
+            Verdict::TimedOut,
+            Some(Reason::NotReady),
+            "Issuing=True (DoesNotExist): Issuing certificate as Secret does not exist".to_owned()
+        )
+    );
+}
+
+fn rollout(paused: bool) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {{name: storefront}}
+spec:
+  replicas: 4
+  paused: {paused}
+  selector: {{matchLabels: {{app: storefront}}}}
+  template:
+    metadata: {{labels: {{app: storefront}}}}
+    spec: {{containers: [{{name: web, image: registry.local/shop/web:2}}]}}
+  strategy:
+    canary:
+      steps: [{{setWeight: 25}}, {{pause: {{}}}}, {{setWeight: 50}}, {{pause: {{duration: 1m}}}}]
+"
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rollout_paused_at_a_canary_step_waits_for_promotion_one_paused_as_declared_is_done() {
+    let paused_at_step = |declared: bool| {
+        json!({"phase": "Paused", "message": "CanaryPauseStep", "observedGeneration": "1",
+            "controllerPause": true, "currentStepIndex": 1,
+            "pauseConditions": [{"reason": if declared { "PausedByUser" } else { "CanaryPauseStep" },
+                "startTime": "2026-12-05T10:00:00Z"}],
+            "conditions": [{"type": "Progressing", "status": "Unknown", "reason": "RolloutPaused",
+                "message": "Rollout is paused"}]})
+    };
+    for (declared, expected) in [
+        (
+            false,
+            (
+                Verdict::TimedOut,
+                Some(Reason::NotReady),
+                "paused at canary step 2 of 4 (CanaryPauseStep): waiting for promotion",
+            ),
+        ),
+        (
+            true,
+            (
+                Verdict::Succeeded,
+                None,
+                "paused as declared (spec.paused: true)",
+            ),
+        ),
+    ] {
+        let sim = Sim::start(Scenario::default());
+        let yaml = format!(
+            "{}---\n{}",
+            crd_version("argoproj.io", "v1alpha1", "Rollout", "{}"),
+            rollout(declared)
+        );
+        controller_of(
+            &sim,
+            ("argoproj.io", "v1alpha1", "Rollout"),
+            "storefront",
+            Duration::from_secs(3),
+            paused_at_step(declared),
+        );
+        let (got, _) = judged(
+            &sim,
+            "rollout.yaml",
+            &yaml,
+            Duration::from_secs(60),
+            ("Rollout", "storefront"),
+        )
+        .await;
+        let expected = (expected.0, expected.1, expected.2.to_owned());
+        assert_eq!(got, expected, "declared: {declared}");
+    }
 }

@@ -9,8 +9,9 @@ use serde_json::Value;
 
 /// A wait while `status.observedGeneration` is behind `metadata.generation`. Some
 /// controllers write it as a string (Argo Rollouts): a number in a string counts, a hash
-/// says nothing. The message adds what the controller last said was wrong, which is often
-/// about the new generation already (Flux moves observedGeneration only on success).
+/// says nothing. The message adds what the controller last said was wrong or holding it
+/// (a Ready that is not True, `ReconciliationPaused=True`), which is often about the new
+/// generation already (Flux moves observedGeneration only on success).
 pub fn lag(obj: &Value) -> Option<Assessment> {
     let generation = obj
         .pointer("/metadata/generation")
@@ -27,7 +28,12 @@ pub fn lag(obj: &Value) -> Option<Assessment> {
     );
     let troubles: Vec<String> = conditions(obj)
         .iter()
-        .filter(|c| !c.is("True") && matches!(c.type_, "Ready" | "Available" | "Synced"))
+        .filter(|c| {
+            let unwell = !c.is("True") && matches!(c.type_, "Ready" | "Available" | "Synced");
+            // Being held is the likeliest reason a status stays behind.
+            let held = c.is("True") && (c.type_.contains("Paused") || c.type_ == "Stalled");
+            unwell || held
+        })
         .map(super::conditions::Condition::describe)
         .collect();
     if !troubles.is_empty() {
@@ -69,6 +75,15 @@ mod tests {
             .unwrap()
             .message(),
             "waiting for the controller to observe generation 3 (status is for 2); it last reported Ready=False (AuthenticationFailed): failed to checkout: authentication required"
+        );
+        assert_eq!(
+            lag(&obj(
+                json!(2),
+                json!([{"type": "ReconciliationPaused", "status": "True"}, {"type": "Ready", "status": "True"}])
+            ))
+            .unwrap()
+            .message(),
+            "waiting for the controller to observe generation 3 (status is for 2); it last reported ReconciliationPaused=True"
         );
         // Without a generation to compare, nothing is known to lag.
         assert_eq!(

@@ -246,3 +246,23 @@ fn every_bundled_rule_has_cases_that_succeed_and_that_do_not() {
         }
     }
 }
+
+#[test]
+fn the_readme_table_names_every_bundled_kind() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `")).collect();
+    for rule in rules_on_disk().iter() {
+        let (kind, group) = (format!("`{}`", rule.kind), format!("({})", rule.group));
+        assert!(
+            rows.iter().any(|r| {
+                let first = r.split(" | ").next().unwrap_or("");
+                first.contains(&kind) && first[first.find(&kind).unwrap()..].contains(&group)
+            }),
+            "README's table of bundled health rules lacks {}/{}",
+            rule.group,
+            rule.kind
+        );
+    }
+}
