@@ -20,3 +20,4 @@ pub mod registry;
 pub mod render;
 pub mod rules;
 pub mod vocab;
+pub mod waves;

@@ -17,3 +17,4 @@ mod services;
 mod states;
 mod support;
 mod trust;
+mod waves;

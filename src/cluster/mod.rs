@@ -5,6 +5,7 @@ pub mod connect;
 pub mod discovery;
 pub mod logs;
 pub mod raw;
+pub mod remove;
 pub mod watch;
 
 pub use connect::{Connection, connect};

@@ -11,6 +11,7 @@ use super::error::Problem;
 use super::yaml::escape_pointer;
 use crate::rules::health::load::{HEALTH_RULES_ANNOTATION, parse_annotation};
 use crate::vocab::duration::parse_duration;
+use crate::waves::{HOOK_WEIGHT_ANNOTATION, WAVE_ANNOTATIONS};
 
 const TIMEOUT_ANNOTATIONS: [&str; 2] = [
     "deploy-action.io/timeout",
@@ -150,6 +151,19 @@ fn check_annotations(m: &Manifest, problems: &mut Vec<Problem>) {
                     format!("invalid value {value:?} in annotation {key}"),
                 )
                 .with_hint("use \"true\" or \"false\""),
+            );
+        }
+        let ordering = WAVE_ANNOTATIONS.contains(&key.as_str()) || key == HOOK_WEIGHT_ANNOTATION;
+        if ordering && value.trim().parse::<i64>().is_err() {
+            problems.push(
+                at(
+                    m,
+                    &pointer,
+                    format!("invalid value {value:?} in annotation {key}"),
+                )
+                .with_hint(
+                    "use a whole number such as \"-1\" or \"5\": lower numbers are applied first",
+                ),
             );
         }
         if key == HEALTH_RULES_ANNOTATION {

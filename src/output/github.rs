@@ -177,6 +177,7 @@ impl Publisher {
                 events: Vec::new(),
                 logs: None,
                 change: None,
+                wave: None,
             });
         }
         let mut run = RunOutcome::new(self.dry_run, seconds, outcomes);

@@ -152,6 +152,10 @@ impl Observer for Terminal {
                 self.group(&format!("deploy-action: apply {label}"));
                 self.line(&format!("applying {label}"));
             }
+            RunEvent::Wave { number, of, label } => {
+                self.line(&format!("wave {number} of {of}: {label}"));
+            }
+            RunEvent::Note(text) => self.line(&text),
             RunEvent::Applied { id, dry_run } => {
                 let what = if dry_run {
                     "would be applied (server dry run)"

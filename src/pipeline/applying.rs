@@ -1,6 +1,6 @@
 //! Applying in phases: first a server-side dry run of everything that can be checked (so a
-//! rejected manifest means nothing was applied), then CRDs (waited for), Namespaces,
-//! priority kinds, and the rest, with bounded concurrency.
+//! rejected manifest means nothing was applied), then, wave by wave, CRDs (waited for),
+//! Namespaces, priority kinds, and the rest, with bounded concurrency.
 
 use super::context::Context;
 use super::judging::Pending;
@@ -111,6 +111,9 @@ async fn discover_new_kinds(
 /// Why the server could not dry-run `m` before anything was applied: the API server can
 /// only validate against what exists, and its CRD or namespace is created by this deploy.
 fn not_validated_because(m: &Manifest, manifests: &[Manifest]) -> String {
+    if crate::waves::delete_policy(m, Phase::Rest).is_some_and(|p| p.before_creation) {
+        return "a Helm hook deleted and created again on each deploy (before-hook-creation): the server checks it when it is created".to_owned();
+    }
     let crd_is_new = manifests
         .iter()
         .any(|c| c.defines() == Some((m.group(), m.kind.as_str())));
@@ -204,22 +207,27 @@ async fn apply_steps<T>(
     .await
 }
 
-/// Dry-run everything checkable, then (unless `--dry-run`) apply phase by phase; with
-/// `--prune`, `prune` records its set on the parent before the first member is applied.
-pub async fn apply_all(
+/// The manifests in apply order (phases), with the CRDs of the cluster asked only when a
+/// custom resource's CRD is not among them.
+pub async fn steps(conn: &Connection, manifests: &[Manifest]) -> Vec<Step> {
+    phases::order(manifests, &not_predeployed(conn, manifests).await)
+}
+
+/// Dry-run everything checkable: `Some` ends the apply stage there (a manifest the server
+/// refused, so nothing is applied; or `--dry-run`, whose outcomes are the plan).
+pub async fn validate(
     ctx: &mut Context<'_>,
-    mut served: Served,
+    served: &Served,
     manifests: &[Manifest],
-    prune: Option<&Pruning>,
-) -> Applied {
-    let (conn, timeout) = (ctx.conn, ctx.config.timeout);
+    steps: &[Step],
+) -> Option<Applied> {
+    let conn = ctx.conn;
     let dry_run = ctx.config.mode == Mode::DryRun;
-    let steps = phases::order(manifests, &not_predeployed(conn, manifests).await);
     ctx.event(RunEvent::Validating);
     let checkable: Vec<&Step> = steps.iter().filter(|s| s.dry_run_first).collect();
     // A dry run compares each answer with the live object; otherwise only refusals count.
     let keep = |v: Value| if dry_run { v } else { Value::Null };
-    let mut checked = apply_steps(conn, &served, manifests, &checkable, true, keep).await;
+    let mut checked = apply_steps(conn, served, manifests, &checkable, true, keep).await;
     checked.sort_by_key(|(i, _)| *i);
     let start = ctx.start;
     let secs = || start.elapsed().as_secs_f64();
@@ -232,44 +240,57 @@ pub async fn apply_all(
         })
         .collect();
     if !refused.is_empty() {
-        return Applied::Rejected(refused);
+        return Some(Applied::Rejected(refused));
     }
-    if dry_run {
-        let mut changes = super::planning::changes(conn, &served, manifests, &checked).await;
-        let outcomes = steps
-            .iter()
-            .map(|s| {
-                let m = &manifests[s.index];
-                if s.dry_run_first {
-                    ctx.event(RunEvent::Applied {
-                        id: m.id(),
-                        dry_run: true,
-                    });
-                }
-                let judged = if s.dry_run_first {
-                    Judged::new(Verdict::Succeeded, None, "server-side dry run passed")
-                } else {
-                    Judged::new(
-                        Verdict::Unfinished,
-                        Some(Reason::NotValidated),
-                        not_validated_because(m, manifests),
-                    )
-                };
-                let mut outcome = outcomes::outcome(m, judged, secs(), Vec::new());
-                outcome.change = changes.remove(&s.index);
-                outcome
-            })
-            .collect();
-        return Applied::DryRun(outcomes);
+    if !dry_run {
+        return None;
     }
+    let mut changes = super::planning::changes(conn, served, manifests, &checked).await;
+    let outcomes = steps
+        .iter()
+        .map(|s| {
+            let m = &manifests[s.index];
+            if s.dry_run_first {
+                ctx.event(RunEvent::Applied {
+                    id: m.id(),
+                    dry_run: true,
+                });
+            }
+            let judged = if s.dry_run_first {
+                Judged::new(Verdict::Succeeded, None, "server-side dry run passed")
+            } else {
+                Judged::new(
+                    Verdict::Unfinished,
+                    Some(Reason::NotValidated),
+                    not_validated_because(m, manifests),
+                )
+            };
+            let mut outcome = outcomes::outcome(m, judged, secs(), Vec::new());
+            outcome.change = changes.remove(&s.index);
+            outcome
+        })
+        .collect();
+    Some(Applied::DryRun(outcomes))
+}
 
+/// Applies one wave's `steps` phase by phase; with `--prune`, `prune` records its set on
+/// the parent before the first member is applied (and is taken once it has).
+pub async fn apply_wave(
+    ctx: &mut Context<'_>,
+    mut served: Served,
+    manifests: &[Manifest],
+    steps: &[Step],
+    prune: &mut Option<&Pruning>,
+) -> Applied {
+    let (conn, timeout) = (ctx.conn, ctx.config.timeout);
+    let start = ctx.start;
+    let secs = || start.elapsed().as_secs_f64();
     let mut targets = Vec::new();
     let mut refused = Vec::new();
-    let mut to_record = prune;
     for phase in [Phase::Crds, Phase::Namespaces, Phase::Priority, Phase::Rest] {
         // --prune: the ApplySet parent lists the set before any member is applied.
-        if let Some(p) = to_record.filter(|p| p.record_before(phase)) {
-            to_record = None;
+        if let Some(p) = prune.filter(|p| p.record_before(phase)) {
+            *prune = None;
             if let Err(failed) = p.record_superset(conn, secs()).await {
                 if targets.is_empty() {
                     return Applied::Rejected(vec![failed]);

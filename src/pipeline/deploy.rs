@@ -6,14 +6,18 @@ use super::access::RegistryAccess;
 use super::applying::{self, Applied};
 use super::context::Context;
 use super::error::RunError;
+use super::hooks;
 use super::judging::judge;
+use super::outcomes;
 use super::preflight;
 use super::pruning;
 use crate::cluster::{Connection, Served};
 use crate::config::{Config, Mode};
 use crate::manifest::{self, Manifest};
 use crate::vocab::events::{Observer, RunEvent};
-use crate::vocab::outcome::RunOutcome;
+use crate::vocab::outcome::{Outcome, ResourceId, RunOutcome};
+use crate::vocab::verdict::{RunResult, Verdict};
+use crate::waves;
 
 /// Discovery, the run's first request, bounded: a server that never answers ends the run
 /// with a sentence saying so instead of holding it past its timeout.
@@ -67,35 +71,177 @@ pub async fn deploy(
         stopped.dry_run = dry_run;
         return Ok(stopped);
     }
-    match applying::apply_all(&mut ctx, served, &manifests, prune.as_ref()).await {
-        Applied::Rejected(outcomes) => Ok(RunOutcome::new(dry_run, ctx.seconds(), outcomes)),
-        Applied::DryRun(mut outcomes) => {
+    let mut steps = applying::steps(conn, &manifests).await;
+    // A hook deleted before it is created again cannot be checked against its old
+    // object (a Job's template is immutable): the server checks it when it is created.
+    for s in &mut steps {
+        let recreated =
+            waves::delete_policy(&manifests[s.index], s.phase).is_some_and(|p| p.before_creation);
+        s.dry_run_first &= !recreated;
+    }
+    let (waves, skipped) = waves::plan(&manifests, &steps);
+    let labels = wave_labels(&manifests, &waves);
+    let skipped: Vec<Outcome> = skipped
+        .into_iter()
+        .map(|(i, why)| outcomes::not_applied(&manifests[i], why, ctx.seconds()))
+        .collect();
+    match applying::validate(&mut ctx, &served, &manifests, &steps).await {
+        Some(Applied::DryRun(mut outcomes)) => {
+            // Skipped hooks were never applied, not even as a dry run.
+            outcomes.retain(|o| !skipped.iter().any(|s| s.resource == o.resource));
+            outcomes.extend(skipped);
             if let Some(p) = &prune {
                 outcomes.extend(p.plan(&mut ctx, &manifests).await);
             }
-            Ok(RunOutcome::new(dry_run, ctx.seconds(), outcomes))
+            let mut run = RunOutcome::new(dry_run, ctx.seconds(), outcomes);
+            label(&mut run, &labels);
+            return Ok(run);
         }
-        Applied::Ready {
-            targets,
-            served,
-            rejected,
-        } => {
-            // The members that left the manifests are deleted once every manifest was
-            // applied, never after a rejection.
-            let deleting = match &prune {
-                Some(p) if rejected.is_empty() => {
-                    Some(p.delete(&mut ctx, &served, &manifests).await)
+        Some(
+            Applied::Rejected(outcomes)
+            | Applied::Ready {
+                rejected: outcomes, ..
+            },
+        ) => {
+            return Ok(RunOutcome::new(dry_run, ctx.seconds(), outcomes));
+        }
+        None => {}
+    }
+    let mut outcomes = Vec::new();
+    let mut served = Some(served);
+    let mut record = prune.as_ref();
+    let mut stopped: Option<String> = None;
+    let count = waves.len();
+    for (n, wave) in waves.iter().enumerate() {
+        if let Some(why) = &stopped {
+            outcomes.extend(
+                wave.steps.iter().map(|s| {
+                    outcomes::not_applied(&manifests[s.index], why.clone(), ctx.seconds())
+                }),
+            );
+            continue;
+        }
+        if count > 1 {
+            ctx.event(RunEvent::Wave {
+                number: n + 1,
+                of: count,
+                label: wave.key.to_string(),
+            });
+        }
+        let Some(now) = served.take() else {
+            break;
+        };
+        let (steps, refused_hooks) =
+            hooks::before_creation(&mut ctx, &now, &manifests, &wave.steps).await;
+        let (targets, now, mut rejected) =
+            match applying::apply_wave(&mut ctx, now, &manifests, &steps, &mut record).await {
+                Applied::Ready {
+                    targets,
+                    served,
+                    rejected,
+                } => (targets, served, rejected),
+                // Only the ApplySet parent's refusal ends the apply before any member.
+                Applied::Rejected(r) | Applied::DryRun(r) => {
+                    outcomes.extend(r);
+                    let rest = waves[n + 1..].iter().flat_map(|w| &w.steps);
+                    let why = "not applied: the ApplySet parent could not record the set";
+                    outcomes.extend(rest.map(|s| {
+                        outcomes::not_applied(&manifests[s.index], why.to_owned(), ctx.seconds())
+                    }));
+                    break;
                 }
-                Some(_) => {
-                    ctx.event(RunEvent::Warning(format!(
-                        "nothing was pruned: {} of the manifests were refused by the API server",
-                        rejected.len()
-                    )));
-                    None
-                }
-                None => None,
             };
-            Ok(judge(&mut ctx, &served, &manifests, targets, rejected, deleting).await)
+        rejected.extend(refused_hooks);
+        let last = n + 1 == count;
+        // The members that left the manifests are deleted once every wave was applied,
+        // never after a rejection.
+        let deleting = match &prune {
+            Some(p) if last && rejected.is_empty() && !outcomes.iter().any(is_rejection) => {
+                Some(p.delete(&mut ctx, &now, &manifests).await)
+            }
+            Some(_) if last => {
+                ctx.event(RunEvent::Warning(
+                    "nothing was pruned: some of the manifests were refused by the API server"
+                        .to_owned(),
+                ));
+                None
+            }
+            _ => None,
+        };
+        let run = judge(&mut ctx, &now, &manifests, targets, rejected, deleting).await;
+        hooks::after_verdict(&mut ctx, &now, &manifests, &steps, &run.outcomes).await;
+        served = Some(now);
+        if !last {
+            stopped = stop_after(&run, n + 1, count, config.fail_fast);
         }
+        outcomes.extend(run.outcomes);
+    }
+    outcomes.extend(skipped);
+    if count > 1 {
+        // Reported in manifest order, as a deploy in one wave is (the pruned last).
+        let order: std::collections::HashMap<ResourceId, usize> = manifests
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.id(), i))
+            .collect();
+        outcomes.sort_by_key(|o| order.get(&o.resource).copied().unwrap_or(usize::MAX));
+    }
+    let mut run = RunOutcome::new(false, ctx.seconds(), outcomes);
+    label(&mut run, &labels);
+    Ok(run)
+}
+
+/// Why the waves after wave `number` are not applied, if they are not: a resource in it
+/// failed, or (with fail-fast) timed out.
+fn stop_after(run: &RunOutcome, number: usize, count: usize, fail_fast: bool) -> Option<String> {
+    let culprit = |verdict: Verdict| {
+        run.outcomes
+            .iter()
+            .find(|o| o.verdict == verdict)
+            .map_or_else(String::new, |o| {
+                format!("{}/{} ", o.resource.kind, o.resource.name)
+            })
+    };
+    match run.result {
+        RunResult::Failure => Some(format!(
+            "not applied: {}in wave {number} of {count} failed",
+            culprit(Verdict::Failed)
+        )),
+        RunResult::TimedOut if fail_fast => Some(format!(
+            "not applied: {}in wave {number} of {count} timed out (--no-fail-fast applies the later waves anyway)",
+            culprit(Verdict::TimedOut)
+        )),
+        _ => None,
+    }
+}
+
+fn is_rejection(o: &Outcome) -> bool {
+    o.reason == Some(crate::vocab::verdict::Reason::ApplyRejected)
+}
+
+/// `wave 2 of 3: helm pre-install/pre-upgrade hooks` for each manifest, when there is
+/// more than one wave.
+fn wave_labels(manifests: &[Manifest], waves: &[waves::Wave]) -> Vec<(ResourceId, String)> {
+    if waves.len() < 2 {
+        return Vec::new();
+    }
+    waves
+        .iter()
+        .enumerate()
+        .flat_map(|(n, w)| {
+            let label = format!("wave {} of {}: {}", n + 1, waves.len(), w.key);
+            w.steps
+                .iter()
+                .map(move |s| (manifests[s.index].id(), label.clone()))
+        })
+        .collect()
+}
+
+fn label(run: &mut RunOutcome, labels: &[(ResourceId, String)]) {
+    for o in &mut run.outcomes {
+        o.wave = labels
+            .iter()
+            .find(|(id, _)| *id == o.resource)
+            .map(|(_, l)| l.clone());
     }
 }

@@ -8,6 +8,7 @@ mod check;
 mod context;
 mod deploy;
 mod error;
+mod hooks;
 mod judging;
 mod load;
 pub mod lookups;

@@ -159,12 +159,20 @@ pub fn outcome(
         events,
         logs: None,
         change: None,
+        wave: None,
     }
 }
 
 /// A manifest the API server refused to take (`message` says what it answered).
 pub fn refused(m: &Manifest, message: String, seconds: f64) -> Outcome {
     let judged = Judged::new(Verdict::Failed, Some(Reason::ApplyRejected), message);
+    outcome(m, judged, seconds, Vec::new())
+}
+
+/// A manifest never applied: a skipped Helm hook, or one in a wave after one that did not
+/// succeed. `message` says which.
+pub fn not_applied(m: &Manifest, message: String, seconds: f64) -> Outcome {
+    let judged = Judged::new(Verdict::Unfinished, Some(Reason::NotApplied), message);
     outcome(m, judged, seconds, Vec::new())
 }
 

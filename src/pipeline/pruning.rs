@@ -50,6 +50,7 @@ fn outcome(id: ResourceId, verdict: Verdict, reason: Option<Reason>, message: St
         events: Vec::new(),
         logs: None,
         change: None,
+        wave: None,
     }
 }
 

@@ -46,7 +46,9 @@ pub fn label(manifests: &mut [Manifest], id: &str) -> Result<(), Vec<Problem>> {
     if !problems.is_empty() {
         return Err(problems);
     }
-    for m in manifests {
+    // Helm hooks are never members (Helm does not track them either): a hook deleted
+    // after it succeeded is not "no longer declared", and one left behind is never pruned.
+    for m in manifests.iter_mut().filter(|m| !crate::waves::is_hook(m)) {
         let Some(meta) = m.object.get_mut("metadata").and_then(Value::as_object_mut) else {
             continue;
         };
@@ -256,6 +258,30 @@ rules: []
                 .get(PART_OF_LABEL)
                 .is_none()
         );
+    }
+
+    #[test]
+    fn helm_hooks_are_never_members() {
+        let mut m = manifests(
+            "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations: {helm.sh/hook: pre-upgrade}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web}
+",
+        );
+        label(&mut m, ID).unwrap();
+        let labelled = |i: usize| {
+            m[i].object
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(PART_OF_LABEL))
+                .is_some()
+        };
+        assert!(!labelled(0) && labelled(1));
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub fn succeeded(resource: ResourceId, file: &str, line: usize, seconds: f64) ->
         events: vec![],
         logs: None,
         change: None,
+        wave: None,
     }
 }
 
@@ -105,6 +106,7 @@ pub fn missing_image() -> Outcome {
         ],
         logs: None,
         change: None,
+        wave: None,
     }
 }
 
@@ -172,6 +174,7 @@ pub fn crash_loop() -> Outcome {
             lines,
         }),
         change: None,
+        wave: None,
     }
 }
 
@@ -213,6 +216,7 @@ pub fn slow_registry() -> Outcome {
         ],
         logs: None,
         change: None,
+        wave: None,
     }
 }
 
@@ -327,6 +331,38 @@ pub fn stopped_after_failure_run() -> RunOutcome {
         ),
     ];
     RunOutcome::new(false, 0.5, outcomes)
+}
+
+/// A deploy in two waves whose migration Pod failed: the Deployment was not applied.
+pub fn waves_stopped_run() -> RunOutcome {
+    let mut migrate = succeeded(
+        id("v1", "Pod", Some("shop"), "migrate"),
+        "k8s/migrate.yaml",
+        1,
+        3.1,
+    );
+    migrate.verdict = Verdict::Failed;
+    migrate.reason = Some(Reason::PodFailed);
+    migrate.message = "container migrate exited with code 1 (Error)".to_owned();
+    migrate.wave = Some("wave 1 of 2: bare pods first (predeploy)".to_owned());
+    let mut config = succeeded(
+        id("v1", "ConfigMap", Some("shop"), "web-config"),
+        "k8s/web.yaml",
+        1,
+        0.1,
+    );
+    config.wave = migrate.wave.clone();
+    let mut web = succeeded(
+        id("apps/v1", "Deployment", Some("shop"), "web"),
+        "k8s/web.yaml",
+        8,
+        0.0,
+    );
+    web.verdict = Verdict::Unfinished;
+    web.reason = Some(Reason::NotApplied);
+    web.message = "not applied: Pod/migrate in wave 1 of 2 failed".to_owned();
+    web.wave = Some("wave 2 of 2: the rest".to_owned());
+    RunOutcome::new(false, 3.2, vec![web, config, migrate])
 }
 
 /// A dry run whose Deployment lives in a namespace the same manifests create.

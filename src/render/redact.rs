@@ -68,7 +68,9 @@ impl Redactor {
         match &mut event {
             RunEvent::Waiting { state, .. } => *state = self.text(state),
             RunEvent::Verdict(outcome) => self.outcome(outcome),
-            RunEvent::WatchTrouble(message) | RunEvent::Warning(message) => {
+            RunEvent::WatchTrouble(message)
+            | RunEvent::Warning(message)
+            | RunEvent::Note(message) => {
                 *message = self.text(message);
             }
             RunEvent::Status(pending) => {
@@ -80,6 +82,7 @@ impl Redactor {
             RunEvent::Loaded { .. }
             | RunEvent::Validating
             | RunEvent::Phase(_)
+            | RunEvent::Wave { .. }
             | RunEvent::Applied { .. }
             | RunEvent::ImagesChecked(_)
             | RunEvent::FailFast { .. }

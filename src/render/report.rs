@@ -49,6 +49,7 @@ use serde_json::{Map, Value, json};
 /// | `.origin` | string, optional | the file a rendered document came from (helm's `# Source:`, kustomize's origin annotation) |
 /// | `.annotation` | object, optional | `{file, line}` the failure points at (e.g. the `image:` line); present only when it differs from the document |
 /// | `.container` | object, optional | `{pod, container, image}` (`image` may be null); present only when a container is known |
+/// | `.wave` | string, optional | in a deploy in waves, the one it was (or would be) applied in: `wave 2 of 3: the rest` |
 /// | `.seconds` | number | from the apply to the verdict, rounded to 0.1 |
 ///
 /// Optional keys are absent rather than null, so `jq '.resources[].container.image'` still
@@ -103,6 +104,9 @@ fn resource(outcome: &Outcome) -> Value {
         // compact JSON text, `(secret)` where hidden, null where absent.
         map.insert("change".into(), json!(change));
     }
+    if let Some(wave) = &outcome.wave {
+        map.insert("wave".into(), json!(wave));
+    }
     map.insert("seconds".into(), json!(round_tenths(outcome.seconds)));
     Value::Object(map)
 }
@@ -123,6 +127,33 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect()
+    }
+
+    #[test]
+    fn a_deploy_in_waves_names_each_resources_wave_and_one_wave_names_none() {
+        let report = to_json(&crate::render::fixtures::waves_stopped_run());
+        let waves: Vec<&Value> = report["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["wave"])
+            .collect();
+        assert_eq!(
+            waves,
+            [
+                &json!("wave 2 of 2: the rest"),
+                &json!("wave 1 of 2: bare pods first (predeploy)"),
+                &json!("wave 1 of 2: bare pods first (predeploy)")
+            ]
+        );
+        let one = to_json(&crate::render::fixtures::mixed_run());
+        assert!(
+            one["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r.get("wave").is_none())
+        );
     }
 
     #[test]

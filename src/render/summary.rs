@@ -21,6 +21,7 @@ pub const MAX_LOG_LINES: usize = 25;
 pub fn summary(run: &RunOutcome, style: &Style) -> String {
     let with_ns = spans_namespaces(run);
     let mut out = vec![run_headline(run, *style)];
+    wave_list(&mut out, run, with_ns, *style);
 
     let mut problems: Vec<&Outcome> = run
         .outcomes
@@ -45,6 +46,47 @@ pub fn summary(run: &RunOutcome, style: &Style) -> String {
         success_list(&mut out, run, &successes, with_ns, *style);
     }
     out.join("\n")
+}
+
+/// The number of a wave label (`wave 2 of 3: ...` is 2), to order by.
+pub(crate) fn wave_number(label: &str) -> usize {
+    label
+        .strip_prefix("wave ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+/// For a deploy in waves: each wave, in order, with its resources and their verdicts, so
+/// the order things happened in (and where it stopped) reads at a glance.
+fn wave_list(out: &mut Vec<String>, run: &RunOutcome, with_ns: bool, style: Style) {
+    let mut waves: Vec<&str> = run
+        .outcomes
+        .iter()
+        .filter_map(|o| o.wave.as_deref())
+        .collect();
+    if waves.is_empty() {
+        return;
+    }
+    waves.sort_by_key(|w| wave_number(w));
+    waves.dedup();
+    out.push(String::new());
+    out.push(style.paint(Tone::Bold, "Waves:"));
+    for wave in waves {
+        let members: Vec<String> = run
+            .outcomes
+            .iter()
+            .filter(|o| o.wave.as_deref() == Some(wave))
+            .map(|o| {
+                let word = o
+                    .reason
+                    .filter(|r| *r == Reason::NotApplied)
+                    .map_or_else(|| o.verdict.to_string(), |_| "not applied".to_owned());
+                format!("{} {word}", sanitize(&o.resource.display(with_ns)))
+            })
+            .collect();
+        out.push(format!("  {}: {}", sanitize(wave), members.join(", ")));
+    }
 }
 
 /// `Deployment/web  failed  image_not_found  (3.1s)`: the first line of a problem block
@@ -407,8 +449,17 @@ mod tests {
             fixtures::dry_run_rejected(),
             fixtures::stopped_after_failure_run(),
             fixtures::dry_run_not_validated(),
+            fixtures::waves_stopped_run(),
             RunOutcome::new(false, 0.0, vec![]),
         ]
+    }
+
+    #[test]
+    fn a_deploy_in_waves_lists_each_wave_in_order_with_where_it_stopped() {
+        snapshot(
+            "summary_waves_stopped",
+            &plain(&fixtures::waves_stopped_run()),
+        );
     }
 
     #[test]

@@ -15,6 +15,15 @@ pub enum RunEvent {
     /// A server-side dry run of every manifest that can be checked before applying.
     Validating,
     Phase(&'static str),
+    /// A deploy in waves starts wave `number` of `of`.
+    Wave {
+        number: usize,
+        of: usize,
+        label: String,
+    },
+    /// Something done beside the applies that the log should show (a Helm hook's old
+    /// object deleted before it is created again).
+    Note(String),
     Applied {
         id: ResourceId,
         dry_run: bool,

@@ -87,6 +87,10 @@ pub struct Outcome {
     /// What the apply does (dry run) or did to the live object; `None` when not known
     /// (`watch`, `check`, or the server could not be asked).
     pub change: Option<Change>,
+    /// The wave it was applied in (`wave 2 of 3: helm pre-install/pre-upgrade hooks`),
+    /// when the deploy had more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wave: Option<String>,
 }
 
 /// What applying a manifest changes in the cluster: the plan of a dry run.

@@ -49,11 +49,13 @@ pub enum Reason {
     StoppedAfterFailure,
     NotValidated,
     Cancelled,
+    /// In a wave after one that failed (or timed out): never applied.
+    NotApplied,
 }
 
 impl Reason {
     /// Every reason, in the order of the vocabulary table.
-    pub const ALL: [Reason; 22] = [
+    pub const ALL: [Reason; 23] = [
         Reason::ImageNotFound,
         Reason::ImageUnauthorized,
         Reason::InvalidImageName,
@@ -76,6 +78,7 @@ impl Reason {
         Reason::StoppedAfterFailure,
         Reason::NotValidated,
         Reason::Cancelled,
+        Reason::NotApplied,
     ];
 
     /// The verdict this reason belongs to.
@@ -100,9 +103,10 @@ impl Reason {
             | Reason::NotReady
             | Reason::ApiUnavailable
             | Reason::NotReconciled => Verdict::TimedOut,
-            Reason::StoppedAfterFailure | Reason::NotValidated | Reason::Cancelled => {
-                Verdict::Unfinished
-            }
+            Reason::StoppedAfterFailure
+            | Reason::NotValidated
+            | Reason::Cancelled
+            | Reason::NotApplied => Verdict::Unfinished,
         }
     }
 
@@ -131,6 +135,7 @@ impl Reason {
             Reason::StoppedAfterFailure => "stopped_after_failure",
             Reason::NotValidated => "not_validated",
             Reason::Cancelled => "cancelled",
+            Reason::NotApplied => "not_applied",
         }
     }
 
@@ -159,6 +164,7 @@ impl Reason {
             Reason::StoppedAfterFailure => "Unfinished: stopped after a failure",
             Reason::NotValidated => "Not validated by the server",
             Reason::Cancelled => "Unfinished: the run was cancelled",
+            Reason::NotApplied => "Unfinished: not applied",
         }
     }
 }
@@ -266,7 +272,12 @@ mod tests {
             .collect();
         assert_eq!(
             unfinished,
-            ["stopped_after_failure", "not_validated", "cancelled"]
+            [
+                "stopped_after_failure",
+                "not_validated",
+                "cancelled",
+                "not_applied"
+            ]
         );
     }
 

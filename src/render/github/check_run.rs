@@ -125,9 +125,16 @@ pub fn summary(run: &RunOutcome, stage: Stage, ctx: &ActionsContext) -> String {
     if run.outcomes.is_empty() {
         out.push_str("No resources.\n");
     } else {
-        out.push_str("| Resource | Verdict | Reason | Time |\n|---|---|---|---|\n");
+        let waves = run.outcomes.iter().any(|o| o.wave.is_some());
+        if waves {
+            out.push_str("| Wave | Resource | Verdict | Reason | Time |\n|---|---|---|---|---|\n");
+        } else {
+            out.push_str("| Resource | Verdict | Reason | Time |\n|---|---|---|---|\n");
+        }
         let with_ns = spans_namespaces(run);
-        let ordered = by_severity(run.outcomes.iter());
+        let mut ordered = by_severity(run.outcomes.iter());
+        // In waves: grouped by wave, in order, problems first within each.
+        ordered.sort_by_key(|o| o.wave.as_deref().map(crate::render::summary::wave_number));
         let budget = limits::TEXT_MAX - footer.len() - TEXT_RESERVE;
         for (shown, outcome) in ordered.iter().enumerate() {
             let row = row(outcome, with_ns);
@@ -303,8 +310,13 @@ fn row(outcome: &Outcome, with_ns: bool) -> String {
         .reason
         .map(|r| format!("`{}`", r.as_str()))
         .unwrap_or_default();
+    let wave = outcome
+        .wave
+        .as_deref()
+        .map(|w| format!("| {} ", escape(w.trim_start_matches("wave "))))
+        .unwrap_or_default();
     format!(
-        "| {} | {icon} {} | {reason} | {} |\n",
+        "{wave}| {} | {icon} {} | {reason} | {} |\n",
         escape(&outcome.resource.display(with_ns)),
         outcome.verdict,
         duration::seconds(outcome.seconds)

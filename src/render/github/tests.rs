@@ -538,3 +538,9 @@ fn secrets_from_the_manifests_are_masked_in_plan_values() {
     assert!(!text.contains("hunter2"), "{text}");
     assert!(text.contains("--password=***"), "{text}");
 }
+
+#[test]
+fn the_check_run_table_groups_a_deploy_in_waves_by_wave() {
+    let table = summary(&fixtures::waves_stopped_run(), Stage::Completed, &ctx());
+    snapshot("check_run_summary_waves", &table);
+}
