@@ -2,6 +2,7 @@
 //! tell a fast, certain failure from a slow one.
 
 pub mod app;
+pub mod autoscale;
 pub mod cli;
 pub mod cluster;
 pub mod config;

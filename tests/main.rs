@@ -3,6 +3,7 @@
 
 mod action;
 mod action_runner;
+mod autoscaler;
 mod cli;
 mod corpus;
 mod custom_resources;

@@ -4,6 +4,7 @@
 
 use super::access::RegistryAccess;
 use super::applying::{self, Applied};
+use super::autoscaled;
 use super::context::Context;
 use super::error::RunError;
 use super::hooks;
@@ -71,6 +72,7 @@ pub async fn deploy(
         stopped.dry_run = dry_run;
         return Ok(stopped);
     }
+    let autoscaled = autoscaled::prepare(&mut ctx, &served, &mut manifests).await;
     let mut steps = applying::steps(conn, &manifests).await;
     // A hook deleted before it is created again cannot be checked against its old
     // object (a Job's template is immutable): the server checks it when it is created.
@@ -87,6 +89,13 @@ pub async fn deploy(
         .collect();
     match applying::validate(&mut ctx, &served, &manifests, &steps).await {
         Some(Applied::DryRun(mut outcomes)) => {
+            for a in &autoscaled {
+                let id = manifests[a.index].id();
+                if let Some(o) = outcomes.iter_mut().find(|o| o.resource == id) {
+                    o.message
+                        .push_str(&format!("; replicas left to the autoscaler ({})", a.by));
+                }
+            }
             // Skipped hooks were never applied, not even as a dry run.
             outcomes.retain(|o| !skipped.iter().any(|s| s.resource == o.resource));
             outcomes.extend(skipped);
@@ -133,6 +142,7 @@ pub async fn deploy(
         };
         let (steps, refused_hooks) =
             hooks::before_creation(&mut ctx, &now, &manifests, &wave.steps).await;
+        autoscaled::hand_over(&mut ctx, &now, &manifests, &steps, &autoscaled).await;
         let (targets, now, mut rejected) =
             match applying::apply_wave(&mut ctx, now, &manifests, &steps, &mut record).await {
                 Applied::Ready {

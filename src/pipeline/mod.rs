@@ -4,6 +4,7 @@
 
 mod access;
 mod applying;
+mod autoscaled;
 mod check;
 mod context;
 mod deploy;

@@ -134,6 +134,16 @@ impl World<'_> {
         self.write(key, object, Some("status"))
     }
 
+    /// Replace the object where only its replica count changed (the scale subresource, as
+    /// the HPA controller writes it: its managedFields entry says `subresource: scale`).
+    pub fn update_scale(
+        &mut self,
+        key: &ObjectKey,
+        object: Value,
+    ) -> Result<Arc<Value>, WriteError> {
+        self.write(key, object, Some("scale"))
+    }
+
     fn write(
         &mut self,
         key: &ObjectKey,

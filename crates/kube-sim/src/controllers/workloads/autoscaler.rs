@@ -238,7 +238,7 @@ impl AutoscalerController {
         if let Some((to, why)) = rescale {
             let mut scaled = (*target).clone();
             scaled["spec"]["replicas"] = json!(to);
-            if world.update(&target_key, scaled).is_ok() {
+            if world.update_scale(&target_key, scaled).is_ok() {
                 let c = cond(
                     "AbleToScale",
                     "True",
