@@ -30,6 +30,11 @@ Annotations read on each resource:
   deploy-action.io/required-rollout    Deployments: full, none, maxUnavailable or 90%
   krane.shopify.io/required-rollout    the same, krane's spelling
   deploy-action.io/settle              stability window for its pods (10s; 0 turns it off)
+  deploy-action.io/wave                the wave it is applied in (a whole number; lowest first)
+  argocd.argoproj.io/sync-wave         the same, Argo CD's spelling
+  helm.sh/hook, hook-weight, hook-delete-policy
+                                       Helm hooks: applied before or after the rest
+  deploy-action.io/replace             `true`: delete and recreate it when a change cannot be made in place
   deploy-action.io/skip-endpoint-validation
                                        Services: `true` skips the endpoint check
   krane.shopify.io/skip-endpoint-validation  the same, krane's spelling

@@ -20,6 +20,10 @@ fn cluster() -> Sim {
                 ImageBehaviour::crashing(0, false, Duration::from_secs(2), &["migrated to 43"]),
             )
             .image(
+                "registry.local/shop/migrate:ok2",
+                ImageBehaviour::crashing(0, false, Duration::from_secs(2), &["migrated to 44"]),
+            )
+            .image(
                 "registry.local/shop/migrate:bad",
                 ImageBehaviour::crashing(
                     1,
@@ -339,5 +343,84 @@ async fn a_plan_labels_each_resource_with_the_wave_it_would_be_applied_in() {
             "Waves:\n  wave 1 of 2: helm pre-install/pre-upgrade hooks, weight -5: Job/shop-migrate"
         ),
         "{summary}"
+    );
+}
+
+fn job(image: &str, replace: bool) -> String {
+    let annotations = if replace {
+        "  annotations: {deploy-action.io/replace: \"true\"}\n"
+    } else {
+        ""
+    };
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+{annotations}spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: migrate
+          image: {image}
+"
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_changed_job_is_refused_at_its_template_line_unless_it_may_be_replaced() {
+    let sim = cluster();
+    let (first, _) = deploy(&sim, &job("registry.local/shop/migrate:ok", false)).await;
+    assert_eq!(first.result, RunResult::Success, "{first:#?}");
+
+    let next = job("registry.local/shop/migrate:ok2", false);
+    let (run, recorder) = deploy(&sim, &next).await;
+    let migrate = outcome(&run, "Job", "migrate");
+    assert_eq!(migrate.reason, Some(Reason::ApplyRejected), "{migrate:#?}");
+    assert!(
+        migrate.message.starts_with(
+            "spec.template cannot change in place (the API server keeps it as created): set the annotation deploy-action.io/replace: \"true\" to have deploy-action delete and recreate it, or delete it before the deploy. The API server said: Job.batch \"migrate\" is invalid: spec.template:"
+        ),
+        "{}",
+        migrate.message
+    );
+    assert_eq!(migrate.annotation_source.as_ref().map(|s| s.line), Some(7));
+    assert!(
+        applied(&recorder).is_empty(),
+        "nothing is applied after a refusal"
+    );
+
+    // Asked to be replaced: the plan says so, and the deploy deletes and recreates it.
+    let replace = job("registry.local/shop/migrate:ok2", true);
+    let (plan, _) = run_recorded(
+        &sim,
+        "release.yaml",
+        &replace,
+        config(Mode::DryRun, MINUTES_5),
+    )
+    .await
+    .unwrap();
+    let planned = outcome(&plan, "Job", "migrate");
+    assert_eq!(
+        planned.change,
+        Some(deploy_action::vocab::outcome::Change::Replaced {
+            fields: vec!["spec.template".to_owned()]
+        }),
+        "{planned:#?}"
+    );
+    let (run, recorder) = deploy(&sim, &replace).await;
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    assert!(
+        recorder.events.iter().any(|(_, e)| matches!(e, RunEvent::Note(n)
+            if n == "replaced Job/migrate (deploy-action.io/replace): spec.template cannot change in place")),
+        "{:#?}",
+        recorder.events
+    );
+    let live = sim.get("batch/v1", "Job", "default", "migrate").unwrap();
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "registry.local/shop/migrate:ok2"
     );
 }

@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod connect;
 pub mod discovery;
+pub mod immutable;
 pub mod logs;
 pub mod raw;
 pub mod remove;

@@ -22,9 +22,10 @@ const ROLLOUT_ANNOTATIONS: [&str; 2] = [
     "krane.shopify.io/required-rollout",
 ];
 
-const BOOLEAN_ANNOTATIONS: [&str; 2] = [
+const BOOLEAN_ANNOTATIONS: [&str; 3] = [
     "deploy-action.io/skip-endpoint-validation",
     "krane.shopify.io/skip-endpoint-validation",
+    crate::cluster::immutable::REPLACE_ANNOTATION,
 ];
 
 /// All static problems of the manifests, in manifest order.

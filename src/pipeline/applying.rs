@@ -7,6 +7,7 @@ use super::judging::Pending;
 use super::outcomes::{self, Judged};
 use super::pruning::Pruning;
 use crate::cluster::apply::{self, Rejection};
+use crate::cluster::immutable::{self, REPLACE_ANNOTATION};
 use crate::cluster::{Connection, Served};
 use crate::config::Mode;
 use crate::manifest::Manifest;
@@ -14,6 +15,7 @@ use crate::phases::{self, Phase, Step};
 use crate::rules::Target;
 use crate::vocab::events::RunEvent;
 use crate::vocab::outcome::Outcome;
+use crate::vocab::outcome::{Change, SourceSpan};
 use crate::vocab::verdict::{Reason, Verdict};
 use futures::StreamExt;
 use serde_json::Value;
@@ -62,8 +64,44 @@ pub fn not_applied(manifests: &[Manifest], start: Instant) -> Vec<Pending> {
         .collect()
 }
 
+/// The refusal of `m`: for a field that cannot change in place, which one and how to
+/// proceed, pointed at its line.
 fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
-    outcomes::refused(m, r.message.clone(), seconds)
+    let fields = immutable::fields(&r.message);
+    let Some(first) = fields.first() else {
+        return outcomes::refused(m, r.message.clone(), seconds);
+    };
+    let message = format!(
+        "{} cannot change in place (the API server keeps it as created): set the annotation {REPLACE_ANNOTATION}: \"true\" to have deploy-action delete and recreate it, or delete it before the deploy. The API server said: {}",
+        fields.join(", "),
+        r.message
+    );
+    let mut outcome = outcomes::refused(m, message, seconds);
+    if let Some(line) = m
+        .line_of(&immutable::pointer(first))
+        .filter(|_| !m.file.is_empty())
+    {
+        outcome.annotation_source = Some(SourceSpan {
+            file: m.file.clone(),
+            line,
+        });
+    }
+    outcome
+}
+
+/// Whether `m` asks to be deleted and created again when a change cannot be made in place.
+fn replaceable(m: &Manifest) -> bool {
+    m.object
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(REPLACE_ANNOTATION))
+        .and_then(Value::as_str)
+        == Some("true")
+}
+
+/// The immutable fields a refusal of `m` names, when `m` may be replaced for them.
+fn to_replace(m: &Manifest, r: &Rejection) -> Option<Vec<String>> {
+    let fields = immutable::fields(&r.message);
+    (replaceable(m) && !fields.is_empty()).then_some(fields)
 }
 
 /// (apiVersion, kind) of the custom resources whose CRD this deploy creates.
@@ -231,12 +269,19 @@ pub async fn validate(
     checked.sort_by_key(|(i, _)| *i);
     let start = ctx.start;
     let secs = || start.elapsed().as_secs_f64();
+    // A change that cannot be made in place, to an object that may be replaced, is no
+    // refusal: it is deleted and created again when its wave is applied.
+    let mut replaced: std::collections::HashMap<usize, Vec<String>> =
+        std::collections::HashMap::new();
     let refused: Vec<Outcome> = checked
         .iter()
         .filter_map(|(i, r)| {
-            r.as_ref()
-                .err()
-                .map(|e| rejected(&manifests[*i], e, secs()))
+            let e = r.as_ref().err()?;
+            if let Some(fields) = to_replace(&manifests[*i], e) {
+                replaced.insert(*i, fields);
+                return None;
+            }
+            Some(rejected(&manifests[*i], e, secs()))
         })
         .collect();
     if !refused.is_empty() {
@@ -256,7 +301,16 @@ pub async fn validate(
                     dry_run: true,
                 });
             }
-            let judged = if s.dry_run_first {
+            let judged = if let Some(fields) = replaced.get(&s.index) {
+                Judged::new(
+                    Verdict::Succeeded,
+                    None,
+                    format!(
+                        "server-side dry run passed but for {}, which cannot change in place: it would be deleted and created again ({REPLACE_ANNOTATION})",
+                        fields.join(", ")
+                    ),
+                )
+            } else if s.dry_run_first {
                 Judged::new(Verdict::Succeeded, None, "server-side dry run passed")
             } else {
                 Judged::new(
@@ -266,11 +320,42 @@ pub async fn validate(
                 )
             };
             let mut outcome = outcomes::outcome(m, judged, secs(), Vec::new());
-            outcome.change = changes.remove(&s.index);
+            outcome.change = match replaced.remove(&s.index) {
+                Some(fields) => Some(Change::Replaced { fields }),
+                None => changes.remove(&s.index),
+            };
             outcome
         })
         .collect();
     Some(Applied::DryRun(outcomes))
+}
+
+/// Deletes `m`'s object and applies it again, because `refusal` says a change cannot be
+/// made in place and `m` asks to be replaced.
+async fn replace(
+    ctx: &mut Context<'_>,
+    served: &Served,
+    m: &Manifest,
+    refusal: &Rejection,
+) -> Result<Option<jiff::Timestamp>, Rejection> {
+    let Some((ar, namespaced)) = served.resolve(&m.api_version, &m.kind) else {
+        return Err(refusal.clone());
+    };
+    let ns = if namespaced {
+        m.namespace.as_deref()
+    } else {
+        None
+    };
+    let conn = ctx.conn;
+    let wait = CRD_WAIT.min(ctx.config.timeout);
+    crate::cluster::remove::delete_and_wait(&conn.client, &ar, ns, &m.name, wait).await?;
+    let applied = apply::apply(&conn.client, &ar, ns, &m.object, false).await?;
+    ctx.event(RunEvent::Note(format!(
+        "replaced {} ({REPLACE_ANNOTATION}): {} cannot change in place",
+        m.display_name(),
+        immutable::fields(&refusal.message).join(", ")
+    )));
+    Ok(server_apply_time(&applied))
 }
 
 /// Applies one wave's `steps` phase by phase; with `--prune`, `prune` records its set on
@@ -311,6 +396,10 @@ pub async fn apply_wave(
         results.sort_by_key(|(i, _)| *i);
         for (index, result) in results {
             let m = &manifests[index];
+            let result = match result {
+                Err(e) if to_replace(m, &e).is_some() => replace(ctx, &served, m, &e).await,
+                other => other,
+            };
             match result {
                 Ok(applied_at) => {
                     ctx.event(RunEvent::Applied {

@@ -105,6 +105,9 @@ pub enum Change {
     Unchanged,
     /// In the apply set, no longer in the manifests: deleted by `--prune`.
     Pruned,
+    /// These fields cannot change in place, and the object asks to be replaced
+    /// (`deploy-action.io/replace`): deleted and created again.
+    Replaced { fields: Vec<String> },
 }
 
 impl Change {
@@ -115,6 +118,7 @@ impl Change {
             Change::Changed { .. } => "changed",
             Change::Unchanged => "unchanged",
             Change::Pruned => "pruned",
+            Change::Replaced { .. } => "replaced",
         }
     }
 }
