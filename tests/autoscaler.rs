@@ -112,6 +112,19 @@ async fn two_deploys_in_a_row_keep_the_autoscalers_count_throughout() {
         let web = outcome(&run, "Deployment", "web");
         assert_eq!(web.verdict, Verdict::Succeeded);
         assert!(web.message.contains("4/4"), "{}", web.message);
+        // The same warning in the summary and as a check-run annotation, at its line.
+        let notices: Vec<(usize, &str)> = run
+            .notices
+            .iter()
+            .map(|n| (n.source.line, n.message.as_str()))
+            .collect();
+        assert_eq!(
+            notices,
+            [(
+                6,
+                "Deployment/web sets spec.replicas: 2, but HorizontalPodAutoscaler/web sizes it: the count is left to the autoscaler (now 4)"
+            )]
+        );
     }
     // The plan says so, and shows no change to the count.
     let (plan, _) = run_recorded(

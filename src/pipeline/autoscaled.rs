@@ -10,6 +10,7 @@ use crate::cluster::apply::{self, api_for};
 use crate::manifest::Manifest;
 use crate::phases::Step;
 use crate::vocab::events::RunEvent;
+use crate::vocab::outcome::{Notice, SourceSpan};
 use kube::api::{ListParams, PatchParams};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -35,7 +36,7 @@ pub async fn prepare(
     ctx: &mut Context<'_>,
     served: &Served,
     manifests: &mut [Manifest],
-) -> Vec<Autoscaled> {
+) -> (Vec<Autoscaled>, Vec<Notice>) {
     let default_ns = ctx.conn.default_namespace.clone();
     let mut scalers: Vec<Scaler> = manifests
         .iter()
@@ -49,7 +50,7 @@ pub async fn prepare(
         .filter_map(|m| m.namespace.clone())
         .collect();
     if namespaces.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     if let Some((ar, _)) = served.resolve("autoscaling/v2", "HorizontalPodAutoscaler") {
         for ns in &namespaces {
@@ -73,6 +74,7 @@ pub async fn prepare(
         }
     }
     let mut autoscaled = Vec::new();
+    let mut notices = Vec::new();
     for (index, m) in manifests.iter_mut().enumerate() {
         let Some(scaler) = autoscale::scaler_of(m, &scalers) else {
             continue;
@@ -99,18 +101,24 @@ pub async fn prepare(
                 continue;
             }
         };
-        let line = m.line_of("/spec/replicas");
+        let line = m.line_of("/spec/replicas").unwrap_or(m.line);
         if let Some(declared) = autoscale::leave_replicas(m) {
             let now = live
                 .pointer("/spec/replicas")
                 .map_or_else(|| "unset".to_owned(), Value::to_string);
-            ctx.event(RunEvent::Warning(format!(
-                "{}:{}: {} sets spec.replicas: {declared}, but {} sizes it: the count is left to the autoscaler (now {now})",
-                m.file,
-                line.unwrap_or(m.line),
+            let message = format!(
+                "{} sets spec.replicas: {declared}, but {} sizes it: the count is left to the autoscaler (now {now})",
                 m.display_name(),
                 scaler.by
-            )));
+            );
+            ctx.event(RunEvent::Warning(format!("{}:{line}: {message}", m.file)));
+            notices.push(Notice {
+                source: SourceSpan {
+                    file: m.file.clone(),
+                    line,
+                },
+                message,
+            });
         }
         autoscaled.push(Autoscaled {
             index,
@@ -118,7 +126,7 @@ pub async fn prepare(
             live,
         });
     }
-    autoscaled
+    (autoscaled, notices)
 }
 
 /// Before the wave's apply: where deploy-action alone applied `spec.replicas`, another

@@ -72,7 +72,7 @@ pub async fn deploy(
         stopped.dry_run = dry_run;
         return Ok(stopped);
     }
-    let autoscaled = autoscaled::prepare(&mut ctx, &served, &mut manifests).await;
+    let (autoscaled, notices) = autoscaled::prepare(&mut ctx, &served, &mut manifests).await;
     let mut steps = applying::steps(conn, &manifests).await;
     // A hook deleted before it is created again cannot be checked against its old
     // object (a Job's template is immutable): the server checks it when it is created.
@@ -104,6 +104,7 @@ pub async fn deploy(
             }
             let mut run = RunOutcome::new(dry_run, ctx.seconds(), outcomes);
             label(&mut run, &labels);
+            run.notices = notices;
             return Ok(run);
         }
         Some(
@@ -198,6 +199,7 @@ pub async fn deploy(
     }
     let mut run = RunOutcome::new(false, ctx.seconds(), outcomes);
     label(&mut run, &labels);
+    run.notices = notices;
     Ok(run)
 }
 

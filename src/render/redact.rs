@@ -39,6 +39,9 @@ impl Redactor {
         for outcome in &mut run.outcomes {
             self.outcome(outcome);
         }
+        for notice in &mut run.notices {
+            notice.message = self.text(&notice.message);
+        }
         run
     }
 

@@ -39,6 +39,7 @@ use serde_json::{Map, Value, json};
 /// | `dry_run` | bool | `true` when only server-side validation ran |
 /// | `seconds` | number | run time, rounded to 0.1 |
 /// | `images` | object, `check` only | `{images, missing, unconfirmed, looked_up}`: distinct images and what their registries said |
+/// | `warnings` | array, optional | `{file, line, message}`: what changes no verdict but the manifests should say otherwise (a `replicas` an autoscaler overrides) |
 /// | `resources` | array | one entry per resource, in manifest order |
 /// | `.api_version`, `.kind`, `.name` | string | the resource as the manifest names it |
 /// | `.namespace` | string or null | `null` for cluster-scoped kinds |
@@ -61,6 +62,13 @@ pub fn to_json(run: &RunOutcome) -> Value {
         "seconds": round_tenths(run.seconds),
         "resources": run.outcomes.iter().map(resource).collect::<Vec<_>>(),
     });
+    if !run.notices.is_empty() {
+        report["warnings"] = run
+            .notices
+            .iter()
+            .map(|n| json!({"file": n.source.file, "line": n.source.line, "message": n.message}))
+            .collect();
+    }
     if let Some(t) = &run.images {
         report["images"] = json!({
             "images": t.images, "missing": t.missing,

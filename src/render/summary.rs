@@ -22,6 +22,18 @@ pub fn summary(run: &RunOutcome, style: &Style) -> String {
     let with_ns = spans_namespaces(run);
     let mut out = vec![run_headline(run, *style)];
     wave_list(&mut out, run, with_ns, *style);
+    if !run.notices.is_empty() {
+        out.push(String::new());
+        out.push(style.paint(Tone::Bold, "Warnings:"));
+        for n in &run.notices {
+            out.push(format!(
+                "  {}:{}: {}",
+                n.source.file,
+                n.source.line,
+                sanitize(&n.message)
+            ));
+        }
+    }
 
     let mut problems: Vec<&Outcome> = run
         .outcomes

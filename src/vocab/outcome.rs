@@ -148,6 +148,13 @@ pub struct ImageTally {
     pub looked_up: bool,
 }
 
+/// A warning about the manifests that changes no verdict, at the line it is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Notice {
+    pub source: SourceSpan,
+    pub message: String,
+}
+
 /// The whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunOutcome {
@@ -158,6 +165,10 @@ pub struct RunOutcome {
     /// Seconds the run took, start to verdict.
     pub seconds: f64,
     pub outcomes: Vec<Outcome>,
+    /// What the user should know that changes no verdict, at a manifest line (a `replicas`
+    /// an autoscaler overrides).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<Notice>,
     /// What a success did to the resources, for the check run's title: `deployed`,
     /// `restarted`, `completed` (see [`Mode::done`](crate::config::Mode::done)).
     #[serde(skip)]
@@ -173,6 +184,7 @@ impl RunOutcome {
             images: None,
             seconds,
             outcomes,
+            notices: Vec::new(),
             done: "deployed",
         }
     }

@@ -187,6 +187,17 @@ pub fn text(run: &RunOutcome, ctx: &ActionsContext) -> Option<String> {
 /// failure points at (the `image:` line for image reasons), when that file is in the
 /// repository: annotations need a path.
 pub fn annotations(run: &RunOutcome, ctx: &ActionsContext) -> Vec<Annotation> {
+    let notices = run.notices.iter().filter_map(|n| {
+        Some(Annotation {
+            path: ctx.repo_path(&n.source.file)?,
+            start_line: n.source.line.max(1),
+            end_line: n.source.line.max(1),
+            annotation_level: AnnotationLevel::Warning,
+            message: limits::annotation_field(&n.message),
+            title: Some("deploy-action: warning".to_owned()),
+            raw_details: None,
+        })
+    });
     problems(run)
         .into_iter()
         .filter_map(|outcome| {
@@ -205,6 +216,7 @@ pub fn annotations(run: &RunOutcome, ctx: &ActionsContext) -> Vec<Annotation> {
                 raw_details: (!details.is_empty()).then(|| limits::annotation_field(&details)),
             })
         })
+        .chain(notices)
         .collect()
 }
 

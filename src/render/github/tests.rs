@@ -544,3 +544,26 @@ fn the_check_run_table_groups_a_deploy_in_waves_by_wave() {
     let table = summary(&fixtures::waves_stopped_run(), Stage::Completed, &ctx());
     snapshot("check_run_summary_waves", &table);
 }
+
+#[test]
+fn a_notice_is_a_warning_annotation_at_its_manifest_line() {
+    let mut run = fixtures::all_success_run();
+    let file = run.outcomes[0].source.as_ref().unwrap().file.clone();
+    run.notices.push(crate::vocab::outcome::Notice {
+        source: crate::vocab::outcome::SourceSpan { file, line: 6 },
+        message: "Deployment/web sets spec.replicas: 2, but HorizontalPodAutoscaler/web sizes it: the count is left to the autoscaler (now 4)".to_owned(),
+    });
+    let found = annotations(&run, &ctx());
+    let notice = found.last().unwrap();
+    assert_eq!(
+        (
+            notice.start_line,
+            notice.annotation_level,
+            notice.message.as_str()
+        ),
+        (6, AnnotationLevel::Warning, run.notices[0].message.as_str())
+    );
+    assert!(!notice.path.is_empty());
+    let summary = crate::render::summary(&run, &crate::render::Style::PLAIN);
+    assert!(summary.contains("Warnings:\n  "), "{summary}");
+}
