@@ -126,6 +126,35 @@ async fn two_deploys_in_a_row_keep_the_autoscalers_count_throughout() {
             )]
         );
     }
+    // The count is the autoscaler's, and deploy-action's applied configuration no longer
+    // holds it: applying that configuration again without force meets no conflict.
+    let live = sim.get("apps/v1", "Deployment", "default", "web").unwrap();
+    let owners: Vec<(&str, &str)> = live["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e.pointer("/fieldsV1/f:spec/f:replicas").is_some())
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap(),
+                e["subresource"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    // (kube-sim names each controller its own manager, where a real cluster says
+    // kube-controller-manager for all of them.)
+    assert_eq!(owners, [("horizontal-pod-autoscaler", "scale")]);
+    let mut applied: serde_json::Value =
+        serde_yaml_ng::from_str(release(2, 4).split("---").next().unwrap()).unwrap();
+    applied["spec"].as_object_mut().unwrap().remove("replicas");
+    let api: Api<k8s_openapi::api::apps::v1::Deployment> = Api::namespaced(sim.client(), "default");
+    api.patch(
+        "web",
+        &PatchParams::apply("deploy-action"),
+        &Patch::Apply(&applied),
+    )
+    .await
+    .expect("no conflict on replicas");
     // The plan says so, and shows no change to the count.
     let (plan, _) = run_recorded(
         &sim,

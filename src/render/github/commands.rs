@@ -75,6 +75,19 @@ pub fn workflow_commands(run: &RunOutcome, ctx: &ActionsContext) -> Vec<String> 
             lines.push(command(level, &[title], &text));
         }
     }
+    // What changes no verdict, at its line (a replicas an autoscaler overrides).
+    for n in &run.notices {
+        let mut properties = Vec::new();
+        if let Some(path) = ctx.repo_path(&n.source.file) {
+            properties.push(format!("file={}", escape_property(&path)));
+            properties.push(format!("line={}", n.source.line.max(1)));
+        }
+        properties.push(format!(
+            "title={}",
+            escape_property("deploy-action: warning")
+        ));
+        lines.push(command("warning", &properties, &n.message));
+    }
     lines
 }
 

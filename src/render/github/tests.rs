@@ -566,4 +566,14 @@ fn a_notice_is_a_warning_annotation_at_its_manifest_line() {
     assert!(!notice.path.is_empty());
     let summary = crate::render::summary(&run, &crate::render::Style::PLAIN);
     assert!(summary.contains("Warnings:\n  "), "{summary}");
+    // Without a check run, a workflow command carries it.
+    let commands = workflow_commands(&run, &ctx());
+    let last = commands.last().unwrap();
+    assert!(
+        last.starts_with("::warning file=")
+            && last.contains(
+                ",line=6,title=deploy-action%3A warning::Deployment/web sets spec.replicas"
+            ),
+        "{last}"
+    );
 }
