@@ -83,6 +83,8 @@ pub async fn deploy(
     }
     let (waves, skipped) = waves::plan(&manifests, &steps);
     let labels = wave_labels(&manifests, &waves);
+    // What is not part of a deploy (a Helm test hook) is not even dry-run.
+    steps.retain(|s| !skipped.iter().any(|(i, _)| *i == s.index));
     let skipped: Vec<Outcome> = skipped
         .into_iter()
         .map(|(i, why)| outcomes::not_applied(&manifests[i], why, ctx.seconds()))
@@ -96,8 +98,6 @@ pub async fn deploy(
                         .push_str(&format!("; replicas left to the autoscaler ({})", a.by));
                 }
             }
-            // Skipped hooks were never applied, not even as a dry run.
-            outcomes.retain(|o| !skipped.iter().any(|s| s.resource == o.resource));
             outcomes.extend(skipped);
             if let Some(p) = &prune {
                 outcomes.extend(p.plan(&mut ctx, &manifests).await);
