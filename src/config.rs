@@ -68,6 +68,8 @@ pub enum ConfigError {
     Timeout(String),
     #[error("invalid --settle {0:?}: use a duration such as 10s, or 0 to turn it off")]
     Settle(String),
+    #[error("{0} {1} has no unit: write {1}s or {1}m")]
+    Unitless(&'static str, String),
     #[error("invalid --selector {0:?}: use key=value pairs separated by commas")]
     Selector(String),
     #[error("`-` (stdin) may be given only once")]
@@ -185,7 +187,15 @@ impl Config {
     }
 }
 
+/// A bare number on the command line is more likely minutes meant than seconds: say it.
+fn has_unit(s: &str) -> bool {
+    !s.trim().bytes().all(|b| b.is_ascii_digit())
+}
+
 fn parse_timeout(s: &str) -> Result<Duration, ConfigError> {
+    if !has_unit(s) {
+        return Err(ConfigError::Unitless("--timeout", s.trim().to_owned()));
+    }
     parse_duration(s)
         .filter(|d| !d.is_zero())
         .ok_or_else(|| ConfigError::Timeout(s.to_owned()))
@@ -194,6 +204,9 @@ fn parse_timeout(s: &str) -> Result<Duration, ConfigError> {
 fn parse_settle(s: &str) -> Result<Duration, ConfigError> {
     match s.trim() {
         "0" => Some(Duration::ZERO),
+        bare if !has_unit(bare) => {
+            return Err(ConfigError::Unitless("--settle", bare.to_owned()));
+        }
         s => parse_duration(s),
     }
     .ok_or_else(|| ConfigError::Settle(s.to_owned()))
@@ -340,6 +353,17 @@ mod tests {
             config(&["deploy", "-f", "x", "--timeout", "0s"]).unwrap_err(),
             ConfigError::Timeout("0s".into())
         );
+        // 5 what? Minutes, most likely: never taken as 5 seconds.
+        let unitless = config(&["deploy", "-f", "x", "--timeout", "5"]).unwrap_err();
+        assert_eq!(
+            unitless.to_string(),
+            "--timeout 5 has no unit: write 5s or 5m"
+        );
+        assert_eq!(
+            config(&["deploy", "-f", "x", "--settle", "30"]).unwrap_err(),
+            ConfigError::Unitless("--settle", "30".into())
+        );
+        assert!(config(&["deploy", "-f", "x", "--settle", "0"]).is_ok());
         assert!(matches!(
             config(&["deploy", "-f", "x", "--selector", "app"]),
             Err(ConfigError::Selector(_))

@@ -136,6 +136,89 @@ async fn a_bad_timeout_is_a_usage_error() {
         "{}",
         text(&out.stderr)
     );
+    let out = c.deploy(&["-f", &f, "--timeout", "5"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--timeout 5 has no unit: write 5s or 5m"),
+        "{}",
+        text(&out.stderr)
+    );
+    // And a good one: one resource is "1 resource", not "1 resources".
+    let out = c.deploy(&["-f", &f, "--timeout", "30s"]).await;
+    assert_exit(&out, 0);
+    assert!(
+        text(&out.stderr).contains("deploy-action: 1 resource loaded"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_path_that_cannot_be_written_is_refused_before_anything_is_applied() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    );
+    let out = c
+        .deploy(&[
+            "-f",
+            &f,
+            "--timeout",
+            "30s",
+            "--report",
+            "missing/dir/report.json",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "cannot write the report to missing/dir/report.json: No such file or directory"
+        ) && err.contains("nothing was applied"),
+        "{err}"
+    );
+    assert!(
+        c.sim.get("v1", "ConfigMap", "default", "x").is_none(),
+        "applied anyway"
+    );
+    assert!(!c.path("missing").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_actions_a_refused_run_leaves_errors_a_job_summary_and_result_invalid() {
+    let c = Cluster::start(fast()).await;
+    let f = c.write(
+        "web.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: x\n",
+    );
+    let (outputs, summary) = (c.path("outputs"), c.path("summary.md"));
+    let env = [
+        ("GITHUB_ACTIONS", "true".to_owned()),
+        ("GITHUB_OUTPUT", outputs.display().to_string()),
+        ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
+    ];
+    let out = c
+        .deploy_with_env(&["-f", "web.yaml", "--timeout", "30s"], &env)
+        .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "::error file=web.yaml,line=4,title=deploy-action%3A nothing was applied::"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outputs).unwrap(),
+        "result=invalid\n"
+    );
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        summary.starts_with("## deploy-action: invalid input, nothing was applied\n\n```text\nfound 1 problem in the manifests:\nweb.yaml:4:"),
+        "{summary}"
+    );
+    let _ = f;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,6 +303,9 @@ async fn a_slow_registry_exits_70() {
             &f,
             "--timeout",
             "3s",
+            // A 3 s run leaves no room for the 10 s stability window.
+            "--settle",
+            "1s",
             "--report",
             rep.to_str().unwrap(),
         ])

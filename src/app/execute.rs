@@ -71,6 +71,9 @@ async fn execute(cli: Cli) -> anyhow::Result<Ended> {
     } else {
         None
     };
+    if let Err(e) = writable(&config) {
+        return Ok(refused(&e, config.mode));
+    }
     let mut work = match Work::of(&cli.command) {
         Ok(w) => w,
         Err(e) => return Ok(refused(&e, config.mode)),
@@ -291,6 +294,31 @@ fn report_published(published: &Published, cancelled: bool) {
     }
 }
 
+/// Every file the run will write at its end (`--report`), opened now: a path that cannot
+/// be written is refused before anything is applied, not found out after.
+fn writable(config: &Config) -> Result<(), RunError> {
+    let Some(path) = &config.report else {
+        return Ok(());
+    };
+    let existed = path.exists();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => Err(RunError::Unwritable(format!(
+            "cannot write the report to {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
 /// Write the report, print the summary, publish to GitHub; the run ended as its result says.
 async fn finish(
     config: &Config,
@@ -305,9 +333,18 @@ async fn finish(
 
     let report = crate::render::report::to_json(&outcome);
     if let Some(path) = &config.report {
-        let json = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, json + "\n")
-            .with_context(|| format!("failed to write report {}", path.display()))?;
+        // Checked before anything was applied; should it fail now, the verdict still
+        // reaches the summary and GitHub.
+        let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, json + "\n") {
+            #[expect(clippy::print_stderr, reason = "the edge reports problems")]
+            {
+                eprintln!(
+                    "warning: could not write the report {}: {e}",
+                    path.display()
+                );
+            }
+        }
     }
     let mut summary = render::summary(&outcome, &shown.style);
     if !summary.ends_with('\n') {
@@ -340,5 +377,34 @@ fn refused(e: &RunError, mode: Mode) -> Ended {
         eprintln!("{e}");
         eprintln!("{nothing}");
     }
+    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+        refused_under_actions(e);
+    }
     Ended::Refused
+}
+
+/// Under Actions, a refusal leaves what a finished run does: errors at the lines to fix,
+/// a job summary, and `result=invalid` for later steps.
+fn refused_under_actions(e: &RunError) {
+    use crate::render::github::refusal;
+    let message = e.to_string();
+    {
+        let mut out = std::io::stdout().lock();
+        for command in refusal::commands(&message, e.problems()) {
+            let _ = writeln!(out, "{command}");
+        }
+    }
+    for (var, text) in [
+        ("GITHUB_STEP_SUMMARY", refusal::step_summary(&message)),
+        ("GITHUB_OUTPUT", refusal::output_lines()),
+    ] {
+        if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty())
+            && let Err(err) = crate::output::github::append(std::path::Path::new(&path), &text)
+        {
+            #[expect(clippy::print_stderr, reason = "the edge reports problems")]
+            {
+                eprintln!("warning: could not write {var}: {err}");
+            }
+        }
+    }
 }

@@ -273,7 +273,7 @@ impl Publisher {
     }
 }
 
-fn append(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn append(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new()
         .create(true)

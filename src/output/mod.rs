@@ -1,7 +1,7 @@
 //! The output layer: the only code that prints. It displays what the pure renderers make.
 
 mod environment;
-mod github;
+pub(crate) mod github;
 mod redacting;
 mod terminal;
 

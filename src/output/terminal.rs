@@ -142,7 +142,8 @@ impl Observer for Terminal {
                 }
             }
             RunEvent::Loaded { resources } => {
-                self.line(&format!("deploy-action: {resources} resources loaded"));
+                let loaded = render::summary::plural(resources, "resource", "resources");
+                self.line(&format!("deploy-action: {loaded} loaded"));
             }
             RunEvent::Validating => {
                 self.group("deploy-action: server-side validation");
@@ -185,7 +186,13 @@ impl Observer for Terminal {
                 self.line(&format!("warning: watch interrupted, retrying: {message}"));
             }
             RunEvent::ImagesChecked(n) => self.line(&format!(
-                "image preflight: {n} images looked up in their registries"
+                "image preflight: {} looked up in {}",
+                render::summary::plural(n, "image", "images"),
+                if n == 1 {
+                    "its registry"
+                } else {
+                    "their registries"
+                }
             )),
             RunEvent::FailFast { failed, unfinished } => self.line(&format!(
                 "stopping: {} failed, so the deploy has failed; {unfinished} unfinished \

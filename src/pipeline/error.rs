@@ -29,9 +29,22 @@ pub enum RunError {
     Task(#[from] super::task::TaskError),
     #[error(transparent)]
     Prune(#[from] crate::prune::PruneRefusal),
+    /// An output the run would write at its end cannot be written (`--report` into a
+    /// directory that does not exist).
+    #[error("{0}")]
+    Unwritable(String),
 }
 
 impl RunError {
+    /// The located problems it names, if it is made of them.
+    pub fn problems(&self) -> &[Problem] {
+        match self {
+            RunError::Invalid(p) | RunError::Rules(p) => p,
+            RunError::Load(l) => l.problems(),
+            _ => &[],
+        }
+    }
+
     /// Whether the input itself was refused (the manifests, the command's arguments, an
     /// image `--image-preflight require` could not confirm): said as it is, where other
     /// errors are reported as what failed.
@@ -40,6 +53,7 @@ impl RunError {
             self,
             RunError::Invalid(_)
                 | RunError::Rules(_)
+                | RunError::Unwritable(_)
                 | RunError::Load(_)
                 | RunError::Config(_)
                 | RunError::Unconfirmed(_)

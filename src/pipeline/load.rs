@@ -7,6 +7,70 @@ use crate::manifest::{self, Manifest, Problem};
 use crate::rules::health::{load::load as load_rules_file, rule::HealthRules};
 use std::sync::Arc;
 
+/// Workloads whose timeout is no longer than their stability window could never succeed
+/// ("2/2 available" would be reported timed out): refused, at the annotation that set the
+/// shorter time, or once for the flags.
+fn settle_problems(config: &Config, manifests: &[Manifest]) -> Vec<Problem> {
+    use crate::rules::annotations::timeout::{KRANE_TIMEOUT_ANNOTATION, TIMEOUT_ANNOTATION};
+    use crate::rules::settle::{SETTLE_ANNOTATION, window};
+    use crate::rules::{Target, deadline_for};
+    let mut problems = Vec::new();
+    let mut flags_only = false;
+    for m in manifests {
+        let Some(target) = Target::from_manifest(&m.object) else {
+            continue;
+        };
+        let settle = window(&target, &m.object, config.settle);
+        let deadline = deadline_for(&m.id(), &target.annotations, config.timeout);
+        if settle.is_zero() || deadline > settle {
+            continue;
+        }
+        let annotation = [
+            TIMEOUT_ANNOTATION,
+            KRANE_TIMEOUT_ANNOTATION,
+            SETTLE_ANNOTATION,
+        ]
+        .into_iter()
+        .find(|a| target.annotations.contains_key(*a));
+        let Some(annotation) = annotation else {
+            flags_only = true;
+            continue;
+        };
+        let pointer = format!(
+            "/metadata/annotations/{}",
+            manifest::escape_pointer(annotation)
+        );
+        problems.push(
+            Problem::new(
+                &m.file,
+                Some(m.line_of(&pointer).unwrap_or(m.line)),
+                format!(
+                    "{} may take {}s but must run {}s without a restart to succeed: it could only time out",
+                    m.display_name(),
+                    deadline.as_secs(),
+                    settle.as_secs()
+                ),
+            )
+            .with_hint("make deploy-action.io/timeout longer than the stability window, or lower deploy-action.io/settle"),
+        );
+    }
+    if flags_only {
+        problems.push(
+            Problem::new(
+                "",
+                None,
+                format!(
+                    "--timeout {}s is not longer than --settle {}s: no workload could succeed",
+                    config.timeout.as_secs(),
+                    config.settle.as_secs()
+                ),
+            )
+            .with_hint("make --timeout longer than --settle, or lower --settle (0 turns it off)"),
+        );
+    }
+    problems
+}
+
 /// Reads the `--rules` files into the config, refusing every problem in them at once.
 pub fn load_rules(mut config: Config) -> Result<Config, RunError> {
     let mut rules = HealthRules::default();
@@ -27,6 +91,10 @@ pub fn load_rules(mut config: Config) -> Result<Config, RunError> {
 /// Load the manifests named by the config (stdin given as text).
 pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunError> {
     let manifests = manifest::load(&config.files, stdin)?;
+    let too_short = settle_problems(config, &manifests);
+    if !too_short.is_empty() {
+        return Err(RunError::Invalid(too_short));
+    }
     let problems: Vec<Problem> = manifests
         .iter()
         .filter(|_| !config.selector.is_empty())
@@ -60,5 +128,59 @@ pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunEr
         Ok(manifests)
     } else {
         Err(RunError::Invalid(problems))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(timeout: u64, settle: u64) -> Config {
+        let (timeout, settle) = (format!("{timeout}s"), format!("{settle}s"));
+        let args = [
+            "deploy-action",
+            "deploy",
+            "-f",
+            "-",
+            "--timeout",
+            &timeout,
+            "--settle",
+            &settle,
+        ];
+        Config::from_command(&crate::cli::Cli::try_parse_from(args).unwrap().command).unwrap()
+    }
+
+    const WEB: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations:
+    deploy-action.io/timeout: 8s
+spec:
+  template: {spec: {containers: [{name: web, image: nginx}]}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+";
+
+    #[test]
+    fn a_timeout_within_the_stability_window_is_refused_where_it_is_set() {
+        let err = load(&config(300, 10), Some(WEB)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "<stdin>:6: Deployment/web may take 8s but must run 10s without a restart to succeed: it could only time out\n  hint: make deploy-action.io/timeout longer than the stability window, or lower deploy-action.io/settle"
+        );
+        assert!(load(&config(300, 5), Some(WEB)).is_ok());
+        // From the flags alone: said once.
+        let plain = WEB.replace("  annotations:\n    deploy-action.io/timeout: 8s\n", "");
+        let err = load(&config(10, 10), Some(&plain)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--timeout 10s is not longer than --settle 10s: no workload could succeed\n  hint: make --timeout longer than --settle, or lower --settle (0 turns it off)"
+        );
+        // Nothing settles: nothing to refuse.
+        assert!(load(&config(10, 0), Some(&plain)).is_ok());
     }
 }

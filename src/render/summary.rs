@@ -412,7 +412,8 @@ pub fn image_counts(t: &crate::vocab::outcome::ImageTally) -> String {
     out
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+/// `1 resource`, `2 resources`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 

@@ -13,6 +13,7 @@ mod origins;
 mod outputs;
 mod paths;
 mod plan;
+pub mod refusal;
 pub mod wire;
 
 #[cfg(test)]
