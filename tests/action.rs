@@ -236,12 +236,9 @@ fn with_fakes(runner: &mut Runner, fakes: &Path) {
     runner.env.insert("PATH".into(), path);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unreleased_commit_is_built_from_source_once_then_taken_from_the_cache() {
-    let (_sim, kubeconfig) = cluster().await;
-    let mut runner = Runner::new(&repo_root());
-    write_manifest(&runner, "web", "registry.local/shop/web:1");
-    // cargo that "builds" by copying the test binary, and counts its calls.
+/// A cargo on the runner's PATH that "builds" by copying the test binary, logging each call
+/// to the file returned.
+fn fake_cargo(runner: &mut Runner) -> PathBuf {
     let fakes = runner.workspace().join("..").join("fakes");
     let calls = fakes.join("cargo-calls");
     fake_tool(
@@ -252,9 +249,24 @@ async fn an_unreleased_commit_is_built_from_source_once_then_taken_from_the_cach
             calls = calls.display()
         ),
     );
-    with_fakes(&mut runner, &fakes);
-    let mut inputs = deploy_inputs(&kubeconfig, &[]);
+    with_fakes(runner, &fakes);
+    calls
+}
+
+/// The inputs of a run that obtains the binary itself (no `binary` input).
+fn source_inputs(kubeconfig: &str) -> Vec<(&'static str, String)> {
+    let mut inputs = deploy_inputs(kubeconfig, &[]);
     inputs.retain(|(k, _)| *k != "binary");
+    inputs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreleased_commit_is_built_from_source_once_then_taken_from_the_cache() {
+    let (_sim, kubeconfig) = cluster().await;
+    let mut runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    let calls = fake_cargo(&mut runner);
+    let inputs = source_inputs(&kubeconfig);
     let (runner, first) = run_action(runner, inputs.clone()).await;
     assert_eq!(first.exit, 0, "{}", first.log);
     assert!(
@@ -282,6 +294,71 @@ async fn an_unreleased_commit_is_built_from_source_once_then_taken_from_the_cach
     assert_eq!(
         std::fs::read_to_string(&calls).unwrap(),
         args,
+        "built twice"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_named_without_its_checksums_is_an_error_not_a_build_of_something_else() {
+    let (sim, kubeconfig) = cluster().await;
+    let mut runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    let fakes = runner.workspace().join("..").join("fakes");
+    let calls = fakes.join("cargo-calls");
+    fake_tool(
+        &fakes,
+        "cargo",
+        &format!("echo \"$*\" >>{}\nexit 1\n", calls.display()),
+    );
+    with_fakes(&mut runner, &fakes);
+    let mut inputs = deploy_inputs(&kubeconfig, &[("version", "0.2.0")]);
+    inputs.retain(|(k, _)| *k != "binary");
+    let (_runner, run) = run_action(runner, inputs).await;
+    assert_eq!(run.exit, 2, "{}", run.log);
+    assert!(
+        run.log.contains("::error title=deploy-action::version 0.2.0 has no checksums in this revision of the action (.github/checksums/v0.2.0.txt): use the action revision released with it (uses: acme/deploy-action@v0.2.0), or leave version empty to run this revision's own"),
+        "{}",
+        run.log
+    );
+    assert!(!calls.exists(), "built from source anyway");
+    assert!(sim.get("apps/v1", "Deployment", "default", "web").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_build_is_cached_even_when_the_deploy_fails() {
+    let (_sim, kubeconfig) = cluster().await;
+    let mut runner = Runner::new(&repo_root());
+    write_manifest(&runner, "api", "registry.local/shop/api:missing");
+    let calls = fake_cargo(&mut runner);
+    let inputs = source_inputs(&kubeconfig);
+    let (runner, first) = run_action(runner, inputs.clone()).await;
+    assert_eq!(first.exit, 1, "{}", first.log);
+    assert!(
+        first
+            .ran
+            .contains(&"Save deploy-action in the cache".to_owned())
+    );
+    // Keyed on what was built: the runner's own platform, not the musl release target.
+    let keys: Vec<String> = std::fs::read_dir(runner.root.path().join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        keys.len() == 1 && keys[0].starts_with("deploy-action-source-Linux-X64-"),
+        "{keys:?}"
+    );
+    let (_runner, second) = run_action(runner, inputs).await;
+    assert_eq!(second.exit, 1, "{}", second.log);
+    assert!(
+        second
+            .log
+            .contains("using the cached deploy-action (source build"),
+        "{}",
+        second.log
+    );
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap().lines().count(),
+        1,
         "built twice"
     );
 }

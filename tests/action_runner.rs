@@ -2,7 +2,7 @@
 //! with bash as GitHub does (`bash --noprofile --norc -eo pipefail`), their `env:` mapping
 //! evaluated from inputs and earlier steps' outputs, in a simulated runner environment
 //! (RUNNER_OS, RUNNER_TEMP, GITHUB_OUTPUT per step, GITHUB_STEP_SUMMARY, GITHUB_ENV), and
-//! stands in for `actions/cache` with a directory per key. Expressions it cannot evaluate
+//! stands in for `actions/cache` (and its `restore` and `save`) with a directory per key. Expressions it cannot evaluate
 //! make the test fail, so action.yml cannot quietly depend on more than is tested here.
 
 use serde_yaml_ng::Value;
@@ -103,23 +103,32 @@ impl Runner {
                 .as_str()
                 .map_or_else(|| format!("__{i}"), str::to_owned);
             if let Some(uses) = step["uses"].as_str() {
-                assert!(
-                    uses.starts_with("actions/cache@"),
-                    "the runner simulates actions/cache only, not {uses}"
-                );
                 let path = PathBuf::from(ctx.expand(step["with"]["path"].as_str().unwrap()));
                 let key = ctx.expand(step["with"]["key"].as_str().unwrap());
                 let stored = self.root.path().join("cache").join(&key);
-                let hit = stored.exists();
-                if hit {
-                    copy_dir(&stored, &path);
-                } else {
-                    saves.push((key, path));
+                let action = uses.split('@').next().unwrap_or_default();
+                match action {
+                    // restore now; `actions/cache` also saves in its post step (job end)
+                    "actions/cache" | "actions/cache/restore" => {
+                        let hit = stored.exists();
+                        if hit {
+                            copy_dir(&stored, &path);
+                        } else if action == "actions/cache" {
+                            saves.push((key, path));
+                        }
+                        outputs
+                            .entry(id)
+                            .or_default()
+                            .insert("cache-hit".into(), hit.to_string());
+                    }
+                    // saves at once, whatever the job's result later
+                    "actions/cache/save" => {
+                        if path.exists() && !stored.exists() {
+                            copy_dir(&path, &stored);
+                        }
+                    }
+                    other => panic!("the runner simulates actions/cache only, not {other}"),
                 }
-                outputs
-                    .entry(id)
-                    .or_default()
-                    .insert("cache-hit".into(), hit.to_string());
                 continue;
             }
             let script = step["run"].as_str().expect("a run: or uses: step");
@@ -265,6 +274,10 @@ impl Ctx<'_> {
         if let Some((a, b)) = expr.split_once("||") {
             let a = self.eval(a.trim());
             return if truthy(&a) { a } else { self.eval(b.trim()) };
+        }
+        if let Some((a, b)) = expr.split_once("&&") {
+            let a = self.eval(a.trim());
+            return if truthy(&a) { self.eval(b.trim()) } else { a };
         }
         for (op, equal) in [("!=", false), ("==", true)] {
             if let Some((a, b)) = expr.split_once(op) {
