@@ -146,10 +146,21 @@ async fn a_bad_timeout_is_a_usage_error() {
     // And a good one: one resource is "1 resource", not "1 resources".
     let out = c.deploy(&["-f", &f, "--timeout", "30s"]).await;
     assert_exit(&out, 0);
+    let err = text(&out.stderr);
+    let target = err
+        .find("deploy-action: context ")
+        .expect("the target is said");
+    let loaded = err
+        .find("deploy-action: 1 resource loaded")
+        .expect("one resource");
+    assert!(target < loaded, "{err}");
     assert!(
-        text(&out.stderr).contains("deploy-action: 1 resource loaded"),
-        "{}",
-        text(&out.stderr)
+        err[target..]
+            .lines()
+            .next()
+            .unwrap()
+            .contains(", namespace default"),
+        "{err}"
     );
 }
 
@@ -1364,4 +1375,43 @@ async fn plan_agrees_with_kubectl_diff_on_what_changes() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_run_without_a_check_run_does_not_claim_one() {
+    let c = Cluster::start(fast()).await;
+    c.write(
+        "worker.yaml",
+        &deployment("worker", "registry.local/shop/worker:7"),
+    );
+    let child = tokio::process::Command::new(BIN)
+        .args([
+            "deploy",
+            "-f",
+            "worker.yaml",
+            "--timeout",
+            "60s",
+            "--image-preflight",
+            "off",
+        ])
+        .arg("--kubeconfig")
+        .arg(c.path("kubeconfig"))
+        .current_dir(c.dir.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("deploy-action runs");
+    let pid = child.id().expect("pid").to_string();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    send("-INT", &pid).await;
+    let out = exited(child).await;
+    assert_exit(&out, 130);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("interrupted: the run was cancelled"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("check run"), "{stderr}");
 }

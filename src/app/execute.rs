@@ -285,8 +285,10 @@ fn report_published(published: &Published, cancelled: bool) {
         for w in &published.warnings {
             eprintln!("warning: {w}");
         }
-        if cancelled {
-            eprintln!("interrupted: the check run was completed as cancelled");
+        match (cancelled, &published.check_run_url) {
+            (true, Some(_)) => eprintln!("interrupted: the check run was completed as cancelled"),
+            (true, None) => eprintln!("interrupted: the run was cancelled"),
+            (false, _) => {}
         }
         if let Some(url) = &published.check_run_url {
             eprintln!("check run: {url}");

@@ -32,6 +32,16 @@ const BOOLEAN_ANNOTATIONS: [&str; 3] = [
 pub fn validate(manifests: &[Manifest]) -> Vec<Problem> {
     let mut problems = Vec::new();
     for manifest in manifests {
+        if is_kustomization(manifest) {
+            problems.push(
+                Problem::new(&manifest.file, Some(manifest.line), "this is a kustomization, not a manifest to apply")
+                    .with_hint(format!(
+                        "render it first: kustomize build {} | deploy-action deploy -f - (or kubectl kustomize)",
+                        kustomization_dir(&manifest.file)
+                    )),
+            );
+            continue;
+        }
         check_identity(manifest, &mut problems);
         check_string_maps(manifest, &mut problems);
         check_annotations(manifest, &mut problems);
@@ -43,6 +53,33 @@ pub fn validate(manifests: &[Manifest]) -> Vec<Problem> {
 
 fn at(manifest: &Manifest, pointer: &str, message: impl Into<String>) -> Problem {
     Problem::new(&manifest.file, Some(manifest.line_near(pointer)), message)
+}
+
+/// kustomize's own file: what it builds is the manifests, and the API server serves no
+/// such kind.
+fn is_kustomization(m: &Manifest) -> bool {
+    let name = std::path::Path::new(&m.file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let group = m.api_version.split('/').next().unwrap_or_default();
+    (group == "kustomize.config.k8s.io" && matches!(m.kind.as_str(), "Kustomization" | "Component"))
+        || (m.kind.is_empty()
+            && matches!(
+                name,
+                "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+            ))
+}
+
+/// The directory of a kustomization file, as `kustomize build` takes it.
+fn kustomization_dir(file: &str) -> String {
+    match std::path::Path::new(file)
+        .parent()
+        .map(|p| p.display().to_string())
+    {
+        Some(dir) if !dir.is_empty() => dir,
+        _ => ".".to_owned(),
+    }
 }
 
 fn check_identity(m: &Manifest, problems: &mut Vec<Problem>) {

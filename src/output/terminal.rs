@@ -141,6 +141,16 @@ impl Observer for Terminal {
                     self.last_line_at = at;
                 }
             }
+            RunEvent::Target {
+                context,
+                server,
+                namespace,
+            } => {
+                let context = context.map_or_else(String::new, |c| format!("context {c}, "));
+                self.line(&format!(
+                    "deploy-action: {context}server {server}, namespace {namespace}"
+                ));
+            }
             RunEvent::Loaded { resources } => {
                 let loaded = render::summary::plural(resources, "resource", "resources");
                 self.line(&format!("deploy-action: {loaded} loaded"));

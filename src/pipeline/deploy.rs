@@ -47,6 +47,11 @@ pub async fn deploy(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let mut ctx = Context::new(conn, config, access, observer);
+    ctx.event(RunEvent::Target {
+        context: conn.context.clone(),
+        server: conn.server.clone(),
+        namespace: conn.default_namespace.clone(),
+    });
     let served = discover(conn, config.timeout).await?;
     let lookup = |av: &str, kind: &str| served.scope(av, kind);
     let problems = manifest::validate_against(&manifests, &conn.default_namespace, lookup);

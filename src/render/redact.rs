@@ -83,6 +83,7 @@ impl Redactor {
             }
             RunEvent::Log { line, .. } => *line = self.text(line),
             RunEvent::Loaded { .. }
+            | RunEvent::Target { .. }
             | RunEvent::Validating
             | RunEvent::Phase(_)
             | RunEvent::Wave { .. }

@@ -9,6 +9,12 @@ pub const STATUS_EVERY: Duration = Duration::from_secs(30);
 /// Something that happened during a run, at a time since the run started.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
+    /// Where the run acts, said before anything changes (as kubectl users expect).
+    Target {
+        context: Option<String>,
+        server: String,
+        namespace: String,
+    },
     Loaded {
         resources: usize,
     },
