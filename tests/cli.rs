@@ -257,6 +257,25 @@ async fn success_exits_0_and_writes_the_report() {
     let r = report(&rep);
     assert_eq!(r["result"], "success");
     assert_eq!(r["dry_run"], false);
+    // What the binary writes meets the published schema, with where and when it ran.
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../docs/report.schema.json")).unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&r)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(r["cluster"]["namespace"], "default");
+    assert!(
+        r["cluster"]["server"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:")
+    );
+    let started: jiff::Timestamp = r["started_at"].as_str().unwrap().parse().unwrap();
+    let finished: jiff::Timestamp = r["finished_at"].as_str().unwrap().parse().unwrap();
+    assert!(started <= finished);
     let kinds: Vec<_> = r["resources"]
         .as_array()
         .unwrap()

@@ -36,6 +36,9 @@ struct Presentation {
     redactor: Redactor,
     /// On an Actions runner: workflow commands are read from stdout.
     actions: bool,
+    /// When the run started, and where it acts once connected, for the report.
+    started_at: jiff::Timestamp,
+    cluster: Option<crate::vocab::outcome::ClusterPlace>,
 }
 
 /// Standard input for `-f -`, read to one byte past the loader's size limit so that an
@@ -57,6 +60,7 @@ fn read_stdin() -> anyhow::Result<String> {
 }
 
 async fn execute(cli: Cli) -> anyhow::Result<Ended> {
+    let started_at = jiff::Timestamp::now();
     let config = Config::from_command(&cli.command)?;
     let mode = config.mode;
     let config = match pipeline::load_rules(config) {
@@ -131,10 +135,12 @@ async fn execute(cli: Cli) -> anyhow::Result<Ended> {
             .chain(token.filter(|t| !t.trim().is_empty())),
     );
     let mut terminal = Terminal::new(TerminalMode::detect(env.stderr_tty, github), style);
-    let shown = Presentation {
+    let mut shown = Presentation {
         style,
         redactor,
         actions: github,
+        started_at,
+        cluster: None,
     };
     if config.mode == Mode::Check {
         let name = config
@@ -162,6 +168,11 @@ async fn execute(cli: Cli) -> anyhow::Result<Ended> {
         config.namespace.as_deref(),
     )
     .await?;
+    shown.cluster = Some(crate::vocab::outcome::ClusterPlace {
+        context: conn.context.clone(),
+        server: conn.server.clone(),
+        namespace: conn.default_namespace.clone(),
+    });
     let name = config.github.check_name.clone().unwrap_or_else(|| {
         let context = conn.context.as_deref().unwrap_or("cluster");
         let word = match config.mode {
@@ -332,6 +343,8 @@ async fn finish(
     // Cluster text (logs, events, messages) may quote a secret: masked before any rendering.
     let mut outcome = shown.redactor.run(&outcome);
     outcome.done = config.mode.done();
+    outcome.started_at = Some(shown.started_at);
+    outcome.cluster.clone_from(&shown.cluster);
 
     let report = crate::render::report::to_json(&outcome);
     if let Some(path) = &config.report {

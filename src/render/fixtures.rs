@@ -333,6 +333,21 @@ pub fn stopped_after_failure_run() -> RunOutcome {
     RunOutcome::new(false, 0.5, outcomes)
 }
 
+/// The runs every renderer is tried on.
+pub fn all_runs() -> Vec<RunOutcome> {
+    vec![
+        mixed_run(),
+        all_success_run(),
+        timed_out_run(),
+        dry_run_passed(),
+        dry_run_rejected(),
+        stopped_after_failure_run(),
+        dry_run_not_validated(),
+        waves_stopped_run(),
+        RunOutcome::new(false, 0.0, vec![]),
+    ]
+}
+
 /// A deploy in two waves whose migration Pod failed: the Deployment was not applied.
 pub fn waves_stopped_run() -> RunOutcome {
     let mut migrate = succeeded(

@@ -7,10 +7,14 @@ use crate::vocab::outcome::{Outcome, RunOutcome, SourceSpan};
 use crate::vocab::verdict::Reason;
 use serde_json::{Map, Value, json};
 
+/// Names the report's shape; bumped on any change a script reading it would notice.
+pub const SCHEMA: &str = "deploy-action/report/v1";
+
 /// The report of a run, keys in this order:
 ///
 /// ```json
 /// {
+///   "schema": "deploy-action/report/v1",
 ///   "result": "failure",
 ///   "dry_run": false,
 ///   "seconds": 41.2,
@@ -35,7 +39,10 @@ use serde_json::{Map, Value, json};
 ///
 /// | key | type | meaning |
 /// |---|---|---|
+/// | `schema` | string | `deploy-action/report/v1`: the shape, described by docs/report.schema.json |
 /// | `result` | string | `success`, `failure` or `timed_out` (exit code 0, 1, 70) |
+/// | `started_at`, `finished_at` | string, optional | RFC 3339 times of the run, by the runner's clock |
+/// | `cluster` | object, optional | `{context, server, namespace}` the run acted on (`context` may be null); absent for `check` |
 /// | `dry_run` | bool | `true` when only server-side validation ran |
 /// | `seconds` | number | run time, rounded to 0.1 |
 /// | `images` | object, `check` only | `{images, missing, unconfirmed, looked_up}`: distinct images and what their registries said |
@@ -57,11 +64,23 @@ use serde_json::{Map, Value, json};
 /// works; every other key is always present.
 pub fn to_json(run: &RunOutcome) -> Value {
     let mut report = json!({
+        "schema": SCHEMA,
         "result": run.result.as_str(),
         "dry_run": run.dry_run,
         "seconds": round_tenths(run.seconds),
         "resources": run.outcomes.iter().map(resource).collect::<Vec<_>>(),
     });
+    if let Some(started) = run.started_at {
+        report["started_at"] = json!(started.to_string());
+        let took = jiff::SignedDuration::from_secs_f64(run.seconds.max(0.0));
+        if let Ok(finished) = started.checked_add(took) {
+            report["finished_at"] = json!(finished.to_string());
+        }
+    }
+    if let Some(c) = &run.cluster {
+        report["cluster"] =
+            json!({"context": c.context, "server": c.server, "namespace": c.namespace});
+    }
     if !run.notices.is_empty() {
         report["warnings"] = run
             .notices
@@ -137,6 +156,47 @@ mod tests {
             .collect()
     }
 
+    /// The published schema (docs/report.schema.json) holds for every report the renderers
+    /// are tested with, and the reason words it lists are the vocabulary's.
+    #[test]
+    fn every_report_meets_the_published_schema() {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../docs/report.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let mut runs = crate::render::fixtures::all_runs();
+        let mut placed = crate::render::fixtures::mixed_run();
+        placed.started_at = Some("2026-12-05T10:00:00Z".parse().unwrap());
+        placed.cluster = Some(crate::vocab::outcome::ClusterPlace {
+            context: Some("prod".into()),
+            server: "https://10.0.0.1:6443".into(),
+            namespace: "shop".into(),
+        });
+        runs.push(placed);
+        runs.push(crate::render::fixtures::dry_run_plan());
+        runs.push(crate::render::fixtures::check_run());
+        for run in &runs {
+            let report = to_json(run);
+            let errors: Vec<String> = validator
+                .iter_errors(&report)
+                .map(|e| format!("{e} at {}", e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{errors:#?}\n{report:#}");
+        }
+        let words: Vec<&str> = schema
+            .pointer("/$defs/resource/properties/reason/anyOf/0/enum")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let vocabulary: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(words, vocabulary);
+        // and a report off the contract is caught
+        let mut off = to_json(&runs[0]);
+        off["resources"][0]["verdict"] = json!("passed");
+        assert!(!validator.is_valid(&off));
+    }
+
     #[test]
     fn a_deploy_in_waves_names_each_resources_wave_and_one_wave_names_none() {
         let report = to_json(&crate::render::fixtures::waves_stopped_run());
@@ -203,7 +263,10 @@ mod tests {
     #[test]
     fn top_level_keys_are_exactly_the_documented_ones() {
         let report = to_json(&fixtures::mixed_run());
-        assert_eq!(keys(&report), ["result", "dry_run", "seconds", "resources"]);
+        assert_eq!(
+            keys(&report),
+            ["schema", "result", "dry_run", "seconds", "resources"]
+        );
         assert_eq!(report["result"], "failure");
         assert_eq!(to_json(&fixtures::timed_out_run())["result"], "timed_out");
         assert_eq!(to_json(&fixtures::all_success_run())["result"], "success");

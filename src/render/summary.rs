@@ -454,17 +454,7 @@ mod tests {
     }
 
     fn all_runs() -> Vec<RunOutcome> {
-        vec![
-            fixtures::mixed_run(),
-            fixtures::all_success_run(),
-            fixtures::timed_out_run(),
-            fixtures::dry_run_passed(),
-            fixtures::dry_run_rejected(),
-            fixtures::stopped_after_failure_run(),
-            fixtures::dry_run_not_validated(),
-            fixtures::waves_stopped_run(),
-            RunOutcome::new(false, 0.0, vec![]),
-        ]
+        fixtures::all_runs()
     }
 
     #[test]

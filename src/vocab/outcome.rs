@@ -148,6 +148,14 @@ pub struct ImageTally {
     pub looked_up: bool,
 }
 
+/// The cluster a run acted on, as its connection named it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClusterPlace {
+    pub context: Option<String>,
+    pub server: String,
+    pub namespace: String,
+}
+
 /// A warning about the manifests that changes no verdict, at the line it is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Notice {
@@ -169,6 +177,12 @@ pub struct RunOutcome {
     /// an autoscaler overrides).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<Notice>,
+    /// Where the run acted (absent for `check`, which needs no cluster).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterPlace>,
+    /// When the run started, by the runner's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<jiff::Timestamp>,
     /// What a success did to the resources, for the check run's title: `deployed`,
     /// `restarted`, `completed` (see [`Mode::done`](crate::config::Mode::done)).
     #[serde(skip)]
@@ -185,6 +199,8 @@ impl RunOutcome {
             seconds,
             outcomes,
             notices: Vec::new(),
+            cluster: None,
+            started_at: None,
             done: "deployed",
         }
     }
