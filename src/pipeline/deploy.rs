@@ -255,10 +255,12 @@ fn wave_labels(manifests: &[Manifest], waves: &[waves::Wave]) -> Vec<(ResourceId
 }
 
 fn label(run: &mut RunOutcome, labels: &[(ResourceId, String)]) {
+    if labels.is_empty() {
+        return;
+    }
+    let by_id: std::collections::HashMap<&ResourceId, &String> =
+        labels.iter().map(|(id, l)| (id, l)).collect();
     for o in &mut run.outcomes {
-        o.wave = labels
-            .iter()
-            .find(|(id, _)| *id == o.resource)
-            .map(|(_, l)| l.clone());
+        o.wave = by_id.get(&o.resource).map(|l| (*l).clone());
     }
 }

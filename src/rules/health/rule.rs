@@ -162,12 +162,6 @@ pub struct HealthRules {
 }
 
 impl HealthRules {
-    pub fn new(rules: impl IntoIterator<Item = HealthRule>) -> Self {
-        let mut set = HealthRules::default();
-        set.extend(rules);
-        set
-    }
-
     pub fn extend(&mut self, rules: impl IntoIterator<Item = HealthRule>) {
         for rule in rules {
             self.by_kind
@@ -181,14 +175,6 @@ impl HealthRules {
 
     pub fn iter(&self) -> impl Iterator<Item = &Arc<HealthRule>> {
         self.by_kind.values()
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_kind.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_kind.is_empty()
     }
 }
 
