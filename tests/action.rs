@@ -96,8 +96,15 @@ async fn a_successful_deploy_sets_outputs_and_the_job_summary_and_exits_0() {
         "{}",
         run.summary
     );
-    // The kubeconfig was given as content: masked, and removed with the work directory.
-    assert!(run.log.contains("::add-mask::"), "{}", run.log);
+    // The kubeconfig was given as content: masked (the runner shows its values as ***
+    // from then on, the server's URL among them), and removed with the work directory.
+    let server = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .unwrap()
+        .trim_matches('"');
+    assert!(!run.log.contains(server), "{}", run.log);
+    assert!(run.log.contains("server ***"), "{}", run.log);
     assert!(
         run.ran
             .contains(&"Remove the kubeconfig and binary".to_owned())
@@ -443,4 +450,56 @@ async fn a_release_is_downloaded_verified_and_cached_and_a_bad_checksum_stops_th
         "{:?}",
         run.ran
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_posts_a_check_run_on_the_pull_requests_head_and_never_shows_the_token() {
+    use wiremock::matchers::{body_partial_json, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let (_sim, kubeconfig) = cluster().await;
+    let head = "feedfacefeedfacefeedfacefeedfacefeedface";
+    let github = MockServer::start().await;
+    let run_body = serde_json::json!({"id": 77, "status": "in_progress",
+        "html_url": "https://github.com/acme/shop/runs/77"});
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/shop/check-runs"))
+        .and(body_partial_json(serde_json::json!({"head_sha": head})))
+        .respond_with(ResponseTemplate::new(201).set_body_json(&run_body))
+        .expect(1)
+        .mount(&github)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/shop/check-runs/77"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&run_body))
+        .mount(&github)
+        .await;
+    let mut runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    let payload = runner.workspace().join("..").join("event.json");
+    std::fs::write(
+        &payload,
+        serde_json::json!({"number": 7, "pull_request": {"number": 7, "head": {"sha": head}}})
+            .to_string(),
+    )
+    .unwrap();
+    for (k, v) in [
+        ("GITHUB_API_URL", github.uri()),
+        ("GITHUB_EVENT_NAME", "pull_request".to_owned()),
+        ("GITHUB_EVENT_PATH", payload.display().to_string()),
+        ("GITHUB_RUN_ID", "42".to_owned()),
+        ("GITHUB_RUN_ATTEMPT", "1".to_owned()),
+        ("GITHUB_JOB", "deploy".to_owned()),
+    ] {
+        runner.env.insert(k.to_owned(), v);
+    }
+    let token = "ghs_0123456789abcdefghijklmnopqrstuvwx";
+    let inputs = deploy_inputs(&kubeconfig, &[("token", token), ("check-run", "on")]);
+    let (_runner, run) = run_action(runner, inputs).await;
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert_eq!(
+        run.outputs["check-run-url"],
+        "https://github.com/acme/shop/runs/77"
+    );
+    assert!(!run.log.contains(token), "{}", run.log);
+    github.verify().await;
 }

@@ -1,7 +1,8 @@
 //! A small runner for `action.yml` itself: it executes the composite steps' `run:` blocks
 //! with bash as GitHub does (`bash --noprofile --norc -eo pipefail`), their `env:` mapping
 //! evaluated from inputs and earlier steps' outputs, in a simulated runner environment
-//! (RUNNER_OS, RUNNER_TEMP, GITHUB_OUTPUT per step, GITHUB_STEP_SUMMARY, GITHUB_ENV), and
+//! (RUNNER_OS, RUNNER_TEMP, GITHUB_OUTPUT per step, GITHUB_STEP_SUMMARY, GITHUB_ENV, CI), masks
+//! what `::add-mask::` registers in the log as the runner does, and
 //! stands in for `actions/cache` (and its `restore` and `save`) with a directory per key. Expressions it cannot evaluate
 //! make the test fail, so action.yml cannot quietly depend on more than is tested here.
 
@@ -85,6 +86,7 @@ impl Runner {
             ran: Vec::new(),
         };
         let mut saves: Vec<(String, PathBuf)> = Vec::new();
+        let mut masks: Vec<String> = Vec::new();
         let steps = action["runs"]["steps"].as_sequence().expect("steps");
         for (i, step) in steps.iter().enumerate() {
             let ctx = Ctx {
@@ -152,7 +154,8 @@ impl Runner {
                 .env("GITHUB_OUTPUT", &output_file)
                 .env("GITHUB_ENV", self.temp().join("env"))
                 .env("GITHUB_STEP_SUMMARY", &summary_file)
-                .env("NO_COLOR", "1");
+                // What a hosted runner sets; not NO_COLOR.
+                .env("CI", "true");
             for (k, v) in &self.env {
                 cmd.env(k, v);
             }
@@ -166,9 +169,23 @@ impl Runner {
                 }
             }
             let out = cmd.output().expect("bash runs");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            // As the runner does: `::add-mask::` registers a value, which the log shows
+            // as *** from then on (the command line itself is not shown).
+            for line in stdout.lines() {
+                if let Some(value) = line.strip_prefix("::add-mask::") {
+                    masks.push(value.to_owned());
+                }
+            }
+            let mut shown = String::new();
+            for line in stdout.lines().filter(|l| !l.starts_with("::add-mask::")) {
+                shown.push_str(line);
+                shown.push('\n');
+            }
             run.log.push_str(&format!("## {name}\n"));
-            run.log.push_str(&String::from_utf8_lossy(&out.stdout));
-            run.log.push_str(&String::from_utf8_lossy(&out.stderr));
+            run.log.push_str(&masked(&shown, &masks));
+            run.log
+                .push_str(&masked(&String::from_utf8_lossy(&out.stderr), &masks));
             let written = std::fs::read_to_string(&output_file).unwrap_or_default();
             outputs.insert(id, parse_outputs(&written));
             if !out.status.success() && run.exit == 0 {
@@ -196,6 +213,15 @@ impl Runner {
         run.summary = std::fs::read_to_string(&summary_file).unwrap_or_default();
         run
     }
+}
+
+/// `text` with every registered value replaced by `***`, longest first.
+fn masked(text: &str, masks: &[String]) -> String {
+    let mut values: Vec<&String> = masks.iter().filter(|m| !m.trim().is_empty()).collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values
+        .iter()
+        .fold(text.to_owned(), |t, v| t.replace(v.as_str(), "***"))
 }
 
 fn copy_dir(from: &Path, to: &Path) {
