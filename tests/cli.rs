@@ -294,6 +294,13 @@ async fn success_exits_0_and_writes_the_report() {
         "{}",
         text(&out.stdout)
     );
+    // The log says what changed, not that every resource waited for its first list.
+    let log = text(&out.stderr);
+    assert!(
+        !log.contains("waiting for the first complete list"),
+        "{log}"
+    );
+    assert!(log.contains("Deployment/web: "), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

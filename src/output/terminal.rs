@@ -179,7 +179,7 @@ impl Observer for Terminal {
                 if self.mode == TerminalMode::Live {
                     let line = render::progress_line(&id, &state, at);
                     self.bar(&id).set_message(line);
-                } else {
+                } else if !state.starts_with(crate::pipeline::FIRST_LIST) {
                     if !self.group_open && self.mode == TerminalMode::GitHubActions {
                         self.group("deploy-action: watch");
                     }

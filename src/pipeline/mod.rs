@@ -25,5 +25,5 @@ pub use access::RegistryAccess;
 pub use check::check;
 pub use deploy::deploy;
 pub use error::RunError;
-pub use judging::{Judging, LogSource, NoLogs, Pending, judge_stream};
+pub use judging::{FIRST_LIST, Judging, LogSource, NoLogs, Pending, judge_stream};
 pub use load::{load, load_rules};

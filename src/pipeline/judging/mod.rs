@@ -12,6 +12,7 @@ mod watched;
 
 pub use explain::{LogSource, NoLogs};
 pub use stream::{Judging, judge_stream};
+pub use watched::FIRST_LIST;
 
 use super::context::Context;
 use super::pruning::Deleting;

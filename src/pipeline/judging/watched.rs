@@ -15,6 +15,10 @@ use std::collections::HashSet;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// How a resource's state begins while its watches have not listed yet: said by the
+/// status table if it lasts, not line by line in a CI log (every resource starts there).
+pub const FIRST_LIST: &str = "waiting for the first complete list of";
+
 pub struct Watched {
     pub pending: Pending,
     /// The target's key in the snapshot, kept to look it up without allocating.
@@ -81,7 +85,7 @@ impl Watched {
             .collect();
         if !unlisted.is_empty() {
             return Assessment::not_ready(format!(
-                "waiting for the first complete list of {} from the API server",
+                "{FIRST_LIST} {} from the API server",
                 unlisted.join(", ")
             ));
         }
