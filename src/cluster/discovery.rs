@@ -51,6 +51,16 @@ impl Served {
             .map(|(ar, caps)| (ar, caps.scope == KubeScope::Namespaced))
     }
 
+    /// Where a manifest's object is addressed: its resource, and its namespace when the
+    /// kind is namespaced (`None` for a cluster-scoped one, whatever the manifest says).
+    pub fn address<'m>(
+        &self,
+        m: &'m crate::manifest::Manifest,
+    ) -> Option<(ApiResource, Option<&'m str>)> {
+        let (ar, namespaced) = self.resolve(&m.api_version, &m.kind)?;
+        Some((ar, m.namespace.as_deref().filter(|_| namespaced)))
+    }
+
     /// The scope lookup the manifest validator takes.
     pub fn scope(&self, api_version: &str, kind: &str) -> Option<Scope> {
         self.resolve(api_version, kind).map(|(_, namespaced)| {

@@ -221,7 +221,7 @@ async fn apply_steps<T>(
     futures::stream::iter(steps.iter().map(|s| {
         let m = &manifests[s.index];
         async move {
-            let Some((ar, namespaced)) = kinds.resolve(&m.api_version, &m.kind) else {
+            let Some((ar, ns)) = kinds.address(m) else {
                 let message = format!("the server does not serve {} in {}", m.kind, m.api_version);
                 return (
                     s.index,
@@ -230,11 +230,6 @@ async fn apply_steps<T>(
                         message,
                     }),
                 );
-            };
-            let ns = if namespaced {
-                m.namespace.as_deref()
-            } else {
-                None
             };
             let answer = apply::apply(&conn.client, &ar, ns, &m.object, dry_run).await;
             (s.index, answer.map(keep))
@@ -338,13 +333,8 @@ async fn replace(
     m: &Manifest,
     refusal: &Rejection,
 ) -> Result<Option<jiff::Timestamp>, Rejection> {
-    let Some((ar, namespaced)) = served.resolve(&m.api_version, &m.kind) else {
+    let Some((ar, ns)) = served.address(m) else {
         return Err(refusal.clone());
-    };
-    let ns = if namespaced {
-        m.namespace.as_deref()
-    } else {
-        None
     };
     let conn = ctx.conn;
     let wait = CRD_WAIT.min(ctx.config.timeout);

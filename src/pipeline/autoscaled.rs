@@ -79,13 +79,8 @@ pub async fn prepare(
         let Some(scaler) = autoscale::scaler_of(m, &scalers) else {
             continue;
         };
-        let Some((ar, namespaced)) = served.resolve(&m.api_version, &m.kind) else {
+        let Some((ar, ns)) = served.address(m) else {
             continue;
-        };
-        let ns = if namespaced {
-            m.namespace.as_deref()
-        } else {
-            None
         };
         let live = match apply::live(&ctx.conn.client, &ar, ns, &m.name).await {
             Ok(Some(live)) => live,
@@ -147,16 +142,8 @@ pub async fn hand_over(
             continue;
         }
         let m = &manifests[a.index];
-        let (Some((ar, namespaced)), Some(body)) = (
-            served.resolve(&m.api_version, &m.kind),
-            autoscale::handover(&a.live),
-        ) else {
+        let (Some((ar, ns)), Some(body)) = (served.address(m), autoscale::handover(&a.live)) else {
             continue;
-        };
-        let ns = if namespaced {
-            m.namespace.as_deref()
-        } else {
-            None
         };
         let params = PatchParams::apply(HANDOVER_MANAGER);
         if let Err(e) = apply::apply_with(&ctx.conn.client, &ar, ns, &body, params).await {

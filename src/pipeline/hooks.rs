@@ -31,15 +31,9 @@ pub async fn before_creation(
     for step in steps {
         let m = &manifests[step.index];
         let asks = delete_policy(m, step.phase).is_some_and(|p| p.before_creation);
-        let resolved = served.resolve(&m.api_version, &m.kind);
-        let (Some((ar, namespaced)), true) = (resolved, asks) else {
+        let (Some((ar, ns)), true) = (served.address(m), asks) else {
             keep.push(step.clone());
             continue;
-        };
-        let ns = if namespaced {
-            m.namespace.as_deref()
-        } else {
-            None
         };
         match delete_and_wait(&ctx.conn.client, &ar, ns, &m.name, wait).await {
             Ok(true) => {
@@ -89,14 +83,8 @@ pub async fn after_verdict(
             Verdict::Failed => (policy.on_failure, "hook-failed"),
             Verdict::TimedOut | Verdict::Unfinished => (false, ""),
         };
-        let Some((ar, namespaced)) = served.resolve(&m.api_version, &m.kind).filter(|_| asks)
-        else {
+        let Some((ar, ns)) = served.address(m).filter(|_| asks) else {
             continue;
-        };
-        let ns = if namespaced {
-            m.namespace.as_deref()
-        } else {
-            None
         };
         let client = &ctx.conn.client;
         match crate::prune::requests::delete(client, &ar, ns, &m.name, "").await {

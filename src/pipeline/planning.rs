@@ -26,12 +26,7 @@ pub async fn changes(
     let mut changes = futures::stream::iter(checked.iter().filter_map(|(index, result)| {
         let planned = result.as_ref().ok()?;
         let m = &manifests[*index];
-        let (ar, namespaced) = kinds.resolve(&m.api_version, &m.kind)?;
-        let ns = if namespaced {
-            m.namespace.as_deref()
-        } else {
-            None
-        };
+        let (ar, ns) = kinds.address(m)?;
         Some(async move {
             let live = apply::live(&conn.client, &ar, ns, &m.name).await.ok()?;
             Some((*index, plan::change(live.as_ref(), planned)))
