@@ -403,9 +403,8 @@ spec: {selector: {app: web}, ports: [{port: 80}]}
             apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: shop}\n---\n\
             apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n";
         let (waves, _) = waves_of(yaml);
-        let order: Vec<(String, Vec<String>)> = waves;
         assert_eq!(
-            order,
+            waves,
             vec![
                 (
                     "the rest, wave -1".to_owned(),
