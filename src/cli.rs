@@ -68,7 +68,7 @@ pub enum Command {
     Plan(PlanArgs),
     /// Apply nothing: judge the resources the manifests name, as they stand in the cluster.
     #[command(after_help = AFTER_HELP)]
-    Watch(ClusterArgs),
+    Watch(WatchArgs),
     /// No cluster needed: validate the manifests and look up every image in its registry
     /// (for PR checks, including fork PRs without cluster credentials).
     #[command(after_help = AFTER_HELP)]
@@ -259,6 +259,17 @@ pub struct ClusterArgs {
     pub registry: RegistryArgs,
     #[command(flatten)]
     pub github: GithubArgs,
+}
+
+/// `watch`: a deploy's arguments, and what to do about resources that do not exist.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Wait (up to --timeout) for resources that do not exist yet; without it, a resource
+    /// missing from its kind's first complete list is reported `absent` (failed) at once.
+    #[arg(long)]
+    pub wait_for_creation: bool,
 }
 
 #[derive(Debug, Clone, Args)]

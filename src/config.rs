@@ -59,6 +59,17 @@ pub struct Config {
     pub rules: Vec<PathBuf>,
     /// The rules those files hold, once loaded (`pipeline::load_rules`).
     pub health_rules: std::sync::Arc<crate::rules::health::rule::HealthRules>,
+    /// `watch --wait-for-creation`: a resource not in the cluster is waited for, not
+    /// reported `absent`.
+    pub wait_for_creation: bool,
+}
+
+impl Config {
+    /// Whether a resource missing from its kind's first complete list is `absent` (a
+    /// verdict), rather than not created yet: `watch` applies nothing that would create it.
+    pub fn absent_fails(&self) -> bool {
+        self.mode == Mode::Watch && !self.wait_for_creation
+    }
 }
 
 /// A command line that cannot be run.
@@ -84,7 +95,7 @@ impl Config {
             Command::Deploy(d) if d.dry_run => (&d.cluster, Mode::DryRun),
             Command::Deploy(d) => (&d.cluster, Mode::Deploy),
             Command::Plan(p) => (&p.cluster, Mode::DryRun),
-            Command::Watch(w) => (w, Mode::Watch),
+            Command::Watch(w) => (&w.cluster, Mode::Watch),
             Command::Check(c) => {
                 if c.files.iter().filter(|f| *f == "-").count() > 1 {
                     return Err(ConfigError::StdinTwice);
@@ -106,6 +117,7 @@ impl Config {
                     prune: None,
                     rules: c.rules.clone(),
                     health_rules: std::sync::Arc::default(),
+                    wait_for_creation: false,
                 });
             }
             Command::Restart(r) => {
@@ -146,6 +158,7 @@ impl Config {
             },
             rules: args.rules.clone(),
             health_rules: std::sync::Arc::default(),
+            wait_for_creation: matches!(command, Command::Watch(w) if w.wait_for_creation),
         })
     }
 
@@ -172,6 +185,7 @@ impl Config {
             prune: None,
             rules: Vec::new(),
             health_rules: std::sync::Arc::default(),
+            wait_for_creation: false,
         })
     }
 

@@ -227,6 +227,30 @@ async fn a_slow_pull_times_out_with_exit_70() {
     assert!(run.summary.contains("timed out"), "{}", run.summary);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_fails_an_absent_resource_and_wait_for_creation_belongs_to_watch() {
+    let (_sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    write_manifest(&runner, "web", "registry.local/shop/web:1");
+    // Nothing was deployed: `watch` says so instead of waiting out its 5 minutes.
+    let watch = deploy_inputs(&kubeconfig, &[("command", "watch")]);
+    let (runner, run) = run_action(runner, watch).await;
+    assert_eq!(run.exit, 1, "{}", run.log);
+    let report: serde_json::Value = serde_json::from_str(&run.outputs["report"]).unwrap();
+    assert_eq!(report["resources"][0]["reason"], "absent", "{report:#}");
+
+    let misplaced = deploy_inputs(&kubeconfig, &[("wait-for-creation", "true")]);
+    let (_runner, run) = run_action(runner, misplaced).await;
+    assert_eq!(run.exit, 2, "{}", run.log);
+    assert!(
+        run.log.contains(
+            "::error title=deploy-action::wait-for-creation applies to the watch command only"
+        ),
+        "{}",
+        run.log
+    );
+}
+
 fn fake_tool(dir: &Path, name: &str, script: &str) {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(name);

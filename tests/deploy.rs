@@ -363,3 +363,48 @@ async fn complete_counts_with_available_false_are_not_success() {
         legacy.message
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn watch_reports_an_absent_resource_at_once_and_waits_for_it_when_asked() {
+    let sim = Sim::start(Scenario::builder().build());
+    let yaml = deployment("web", "registry.local/shop/web:1", "");
+    let watch = |wait_for_creation| deploy_action::config::Config {
+        wait_for_creation,
+        ..crate::support::config(Mode::Watch, MINUTES_5)
+    };
+    let started = tokio::time::Instant::now();
+    let run = crate::support::run_with(&sim, "web.yaml", &yaml, watch(false))
+        .await
+        .unwrap();
+    let web = outcome(&run, "Deployment", "web");
+    assert_eq!(
+        (run.result, web.verdict, web.reason),
+        (RunResult::Failure, Verdict::Failed, Some(Reason::Absent)),
+        "{web:#?}"
+    );
+    assert_eq!(
+        web.message,
+        "Deployment web does not exist in namespace default; --wait-for-creation waits for it"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Asked to wait, `watch` sees the deploy that creates it through to its rollout.
+    let waiting = crate::support::run_with(&sim, "web.yaml", &yaml, watch(true));
+    let deploying = async {
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        run_yaml(&sim, "web.yaml", &yaml, Mode::Deploy, MINUTES_5).await
+    };
+    let (watched, deployed) = tokio::join!(waiting, deploying);
+    assert_eq!(deployed.unwrap().result, RunResult::Success);
+    let watched = watched.unwrap();
+    assert_eq!(
+        watched.result,
+        RunResult::Success,
+        "{:#?}",
+        watched.outcomes
+    );
+}

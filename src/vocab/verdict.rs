@@ -34,6 +34,8 @@ pub enum Reason {
     ApplyRejected,
     ConditionFailed,
     PvcLost,
+    /// `watch` only: the resource does not exist, by its kind's first complete list.
+    Absent,
     // Timeouts: something time might still fix, named so the reader knows what was slow.
     RegistrySlow,
     ImagePullBackoff,
@@ -55,7 +57,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in the order of the vocabulary table.
-    pub const ALL: [Reason; 23] = [
+    pub const ALL: [Reason; 24] = [
         Reason::ImageNotFound,
         Reason::ImageUnauthorized,
         Reason::InvalidImageName,
@@ -67,6 +69,7 @@ impl Reason {
         Reason::ApplyRejected,
         Reason::ConditionFailed,
         Reason::PvcLost,
+        Reason::Absent,
         Reason::RegistrySlow,
         Reason::ImagePullBackoff,
         Reason::Unschedulable,
@@ -94,7 +97,8 @@ impl Reason {
             | Reason::PodFailed
             | Reason::ApplyRejected
             | Reason::ConditionFailed
-            | Reason::PvcLost => Verdict::Failed,
+            | Reason::PvcLost
+            | Reason::Absent => Verdict::Failed,
             Reason::RegistrySlow
             | Reason::ImagePullBackoff
             | Reason::Unschedulable
@@ -124,6 +128,7 @@ impl Reason {
             Reason::ApplyRejected => "apply_rejected",
             Reason::ConditionFailed => "condition_failed",
             Reason::PvcLost => "pvc_lost",
+            Reason::Absent => "absent",
             Reason::RegistrySlow => "registry_slow",
             Reason::ImagePullBackoff => "image_pull_backoff",
             Reason::Unschedulable => "unschedulable",
@@ -153,6 +158,7 @@ impl Reason {
             Reason::ApplyRejected => "Apply rejected",
             Reason::ConditionFailed => "Condition failed",
             Reason::PvcLost => "PVC lost",
+            Reason::Absent => "Absent",
             Reason::RegistrySlow => "Timed out: registry slow",
             Reason::ImagePullBackoff => "Timed out: image pull back-off",
             Reason::Unschedulable => "Timed out: unschedulable",
@@ -255,7 +261,8 @@ mod tests {
                 "pod_failed",
                 "apply_rejected",
                 "condition_failed",
-                "pvc_lost"
+                "pvc_lost",
+                "absent"
             ]
         );
         assert!(

@@ -61,6 +61,7 @@ pub async fn judge(
         lookups: ctx.access.lookups(conn, config.image_preflight),
         logs: &conn.client,
         health_rules: config.health_rules.clone(),
+        absent_fails: config.absent_fails(),
         start: ctx.start,
         observer: &mut *ctx.observer,
     };

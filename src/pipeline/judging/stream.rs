@@ -38,6 +38,8 @@ pub struct Judging<'a> {
     pub logs: &'a dyn LogSource,
     /// The run's `--rules`, asked before a CRD's own and the bundled ones.
     pub health_rules: std::sync::Arc<crate::rules::health::rule::HealthRules>,
+    /// A resource missing from its kind's first complete list fails as `absent` (`watch`).
+    pub absent_fails: bool,
     pub start: Instant,
     pub observer: &'a mut dyn Observer,
 }
@@ -65,7 +67,7 @@ pub async fn judge_stream(
             let own =
                 rules::deadline_for(&pending.target.id, &pending.target.annotations, j.timeout);
             let left = run_deadline.saturating_duration_since(pending.applied_at);
-            Watched::new(pending, own.min(left), scopes)
+            Watched::new(pending, own.min(left), scopes, j.absent_fails)
         })
         .collect();
     // Undecided resources, by index into `watched`, and what can affect each.

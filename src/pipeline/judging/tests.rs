@@ -46,6 +46,14 @@ fn crash_looping_pod() -> Prepared {
 
 /// What the loop says of the Pod `task` given `events`, and what it reported meanwhile.
 async fn judge_pod(events: Vec<Seen<Prepared>>) -> (crate::vocab::outcome::Outcome, Recorder) {
+    judge_pod_absent(events, false).await
+}
+
+/// [`judge_pod`], with `absent_fails` as `watch` (true) or `watch --wait-for-creation` sets it.
+async fn judge_pod_absent(
+    events: Vec<Seen<Prepared>>,
+    absent_fails: bool,
+) -> (crate::vocab::outcome::Outcome, Recorder) {
     let manifests = load_str("task.yaml", POD).unwrap();
     let mut recorder = Recorder::default();
     let start = Instant::now();
@@ -57,6 +65,7 @@ async fn judge_pod(events: Vec<Seen<Prepared>>) -> (crate::vocab::outcome::Outco
         lookups: None,
         logs: &NoLogs,
         health_rules: std::sync::Arc::default(),
+        absent_fails,
         start,
         observer: &mut recorder,
     };
@@ -103,6 +112,68 @@ async fn a_verdict_comes_from_what_the_watches_deliver() {
             .events
             .iter()
             .any(|(_, e)| matches!(e, RunEvent::Verdict(o) if o.reason == Some(Reason::CrashLoop)))
+    );
+}
+
+/// Both scopes listed, and neither holds the pod.
+fn empty_lists() -> Vec<Seen<Prepared>> {
+    (0..2)
+        .map(|scope| Seen::Relisted {
+            scope,
+            objects: Vec::new(),
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_reports_a_resource_its_kind_lacks_as_absent_once_listed() {
+    let start = Instant::now();
+    let (outcome, _) = judge_pod_absent(empty_lists(), true).await;
+    assert_eq!(
+        (outcome.verdict, outcome.reason, outcome.message.as_str()),
+        (
+            Verdict::Failed,
+            Some(Reason::Absent),
+            "Pod task does not exist in namespace shop; --wait-for-creation waits for it"
+        )
+    );
+    // At once: the 60 s timeout was not waited out.
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn absence_is_not_judged_before_the_kind_has_listed() {
+    // Only the Events listed: the Pods' list has not arrived, so the pod may exist.
+    let (outcome, _) = judge_pod_absent(
+        vec![Seen::Relisted {
+            scope: 1,
+            objects: Vec::new(),
+        }],
+        true,
+    )
+    .await;
+    assert_eq!(
+        (outcome.verdict, outcome.reason),
+        (Verdict::TimedOut, Some(Reason::NotReady)),
+        "{}",
+        outcome.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_for_creation_waits_for_an_absent_resource() {
+    let (outcome, _) = judge_pod_absent(empty_lists(), false).await;
+    assert_eq!(
+        (outcome.verdict, outcome.reason, outcome.message.as_str()),
+        (
+            Verdict::TimedOut,
+            Some(Reason::NotReady),
+            "not seen in the cluster yet"
+        )
     );
 }
 

@@ -30,12 +30,21 @@ pub struct Watched {
     settling: Settling,
     /// When to look again though nothing changed: the end of its stability window.
     pub wake: Option<Instant>,
+    /// Not being in the cluster once its kind has listed is a verdict (`watch`), not a
+    /// wait for the object to appear.
+    absent_fails: bool,
 }
 
 impl Watched {
     /// `pending`, to be judged by `deadline` after its apply, on what `scopes` deliver.
-    pub fn new(pending: Pending, deadline: Duration, scopes: &[WatchScope]) -> Watched {
+    pub fn new(
+        pending: Pending,
+        deadline: Duration,
+        scopes: &[WatchScope],
+        absent_fails: bool,
+    ) -> Watched {
         Watched {
+            absent_fails,
             key: pending.target.key(),
             deadline,
             depends_on: depends_on(scopes, &pending.target),
@@ -92,6 +101,9 @@ impl Watched {
         let target = &self.pending.target;
         // Not seen, or deleted since (the rules tell the two apart).
         let Some(obj) = snapshot.get_raw(&self.key) else {
+            if self.absent_fails && !snapshot.was_deleted(&self.key) {
+                return absent(target);
+            }
             return rules::assess(target, snapshot);
         };
         let window = settle::window(target, &obj, settle_default);
@@ -117,6 +129,22 @@ impl Watched {
         let seconds = self.pending.applied_at.elapsed().as_secs_f64();
         outcomes::outcome(manifest, judged, seconds, Vec::new())
     }
+}
+
+/// A resource its kind's complete list lacks, when nothing is going to create it.
+fn absent(target: &Target) -> Assessment {
+    let place = match &target.id.namespace {
+        Some(ns) => format!(" in namespace {ns}"),
+        None => String::new(),
+    };
+    Assessment::failed(
+        Reason::Absent,
+        format!(
+            "{} {} does not exist{place}; --wait-for-creation waits for it",
+            target.kind(),
+            target.id.name
+        ),
+    )
 }
 
 /// The scopes (by index) that hold what `target`'s rule reads. Kinds the cluster does not
