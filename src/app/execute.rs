@@ -174,13 +174,16 @@ async fn execute(cli: Cli) -> anyhow::Result<Ended> {
         namespace: conn.default_namespace.clone(),
     });
     let name = config.github.check_name.clone().unwrap_or_else(|| {
-        let context = conn.context.as_deref().unwrap_or("cluster");
         let word = match config.mode {
             Mode::Restart => "restart",
             Mode::Run => "run",
             _ => "deploy",
         };
-        format!("{word} ({context}/{})", conn.default_namespace)
+        crate::render::github::default_check_name(
+            word,
+            conn.context.as_deref(),
+            &conn.default_namespace,
+        )
     });
     let (publisher, early) =
         start_publisher_listening(&config, name, &shown.redactor, &env, &mut interrupts).await;

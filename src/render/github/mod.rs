@@ -9,6 +9,7 @@ pub mod context;
 mod evidence;
 pub mod limits;
 mod markdown;
+mod name;
 mod origins;
 mod outputs;
 mod paths;
@@ -24,6 +25,7 @@ mod tests;
 pub use check_run::{Stage, annotations, check_output, conclusion, summary, text, title};
 pub use commands::{escape_data, escape_property, mask_command, workflow_commands};
 pub use context::{ActionsContext, ContextError, Repository};
+pub use name::default_check_name;
 pub use origins::locate;
 pub use outputs::{output_lines, step_summary};
 pub use wire::{
