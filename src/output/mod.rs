@@ -1,5 +1,6 @@
 //! The output layer: the only code that prints. It displays what the pure renderers make.
 
+mod ci_states;
 mod environment;
 pub(crate) mod github;
 mod redacting;

@@ -1,6 +1,7 @@
 //! The terminal: live progress (indicatif) when stderr is a TTY, plain timestamped lines
 //! in CI, `::group::` folding under GitHub Actions.
 
+use super::ci_states::CiStates;
 use crate::render::{self, Style};
 use crate::vocab::events::{Observer, RunEvent};
 use crate::vocab::outcome::ResourceId;
@@ -46,15 +47,29 @@ pub struct Terminal {
     log_title: Option<String>,
     /// Under Actions, the token workflow commands are stopped with while logs print.
     stopped: Option<String>,
+    /// What a CI log has printed of each resource's state, and what it holds back.
+    ci: CiStates,
 }
+
+/// How long a CI log stays quiet before it prints a table of everything still waiting.
+const QUIET_TABLE: Duration = Duration::from_secs(30);
 
 impl Terminal {
     pub fn new(mode: TerminalMode, style: Style) -> Self {
-        let multi = MultiProgress::with_draw_target(if mode == TerminalMode::Live {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        });
+        Self::drawing_to(
+            mode,
+            style,
+            if mode == TerminalMode::Live {
+                ProgressDrawTarget::stderr()
+            } else {
+                ProgressDrawTarget::hidden()
+            },
+        )
+    }
+
+    /// A terminal whose live lines are drawn to `target` (a test's in-memory terminal).
+    fn drawing_to(mode: TerminalMode, style: Style, target: ProgressDrawTarget) -> Self {
+        let multi = MultiProgress::with_draw_target(target);
         Terminal {
             mode,
             style,
@@ -64,6 +79,7 @@ impl Terminal {
             last_line_at: Duration::ZERO,
             log_title: None,
             stopped: None,
+            ci: CiStates::default(),
         }
     }
 
@@ -109,15 +125,38 @@ impl Terminal {
         let _ = std::io::stderr().flush();
     }
 
-    fn bar(&mut self, id: &ResourceId) -> &ProgressBar {
+    /// A resource's state in a CI log, in the watch group under Actions.
+    fn watch_line(&mut self, secs: f64, id: &ResourceId, state: &str) {
+        if !self.group_open && self.mode == TerminalMode::GitHubActions {
+            self.group("deploy-action: watch");
+        }
+        self.line(&render::ci_line(secs, id, state));
+    }
+
+    /// The live line of `id`, made on its first state `at` that time into the run: its
+    /// clock then ticks on from there.
+    fn bar(&mut self, id: &ResourceId, at: Duration) -> &ProgressBar {
         let multi = &self.multi;
         self.bars.entry(id.clone()).or_insert_with(|| {
-            let bar = multi.add(ProgressBar::new_spinner());
-            bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+            let bar = multi.add(ProgressBar::new_spinner().with_elapsed(at));
+            bar.set_style(live_style());
             bar.enable_steady_tick(Duration::from_millis(120));
             bar
         })
     }
+}
+
+/// A live line: spinner, the resource and its state cut to the terminal's width (a wrapped
+/// line would break the redraw), and the time since the run started, ticking.
+fn live_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} {wide_msg}  {ticking}")
+        .expect("valid template")
+        .with_key(
+            "ticking",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&crate::render::duration::elapsed(state.elapsed()));
+            },
+        )
 }
 
 impl Observer for Terminal {
@@ -126,16 +165,22 @@ impl Observer for Terminal {
         if !matches!(event, RunEvent::Log { .. } | RunEvent::Status(_)) {
             self.resume_commands();
         }
-        if !matches!(event, RunEvent::Status(_)) {
+        if self.mode != TerminalMode::Live {
+            for (id, state) in self.ci.due(at) {
+                self.watch_line(secs, &id, &state);
+                self.last_line_at = at;
+            }
+        }
+        if !matches!(event, RunEvent::Status(_) | RunEvent::Waiting { .. }) {
             self.last_line_at = at;
         }
         match event {
             RunEvent::Status(pending) => {
                 // Live mode shows every state all the time; CI logs get a table only
-                // when they have been quiet for a whole period.
+                // when they have been quiet for a while.
                 if self.mode != TerminalMode::Live
                     && !pending.is_empty()
-                    && at.saturating_sub(self.last_line_at) >= crate::vocab::events::STATUS_EVERY
+                    && at.saturating_sub(self.last_line_at) >= QUIET_TABLE
                 {
                     self.line(&render::status_table(secs, &pending));
                     self.last_line_at = at;
@@ -177,16 +222,14 @@ impl Observer for Terminal {
             }
             RunEvent::Waiting { id, state } => {
                 if self.mode == TerminalMode::Live {
-                    let line = render::progress_line(&id, &state, at);
-                    self.bar(&id).set_message(line);
+                    let line = render::progress_line(&id, &state);
+                    self.bar(&id, at).set_message(line);
                 } else if !state.starts_with(crate::pipeline::FIRST_LIST) {
-                    if !self.group_open && self.mode == TerminalMode::GitHubActions {
-                        self.group("deploy-action: watch");
-                    }
-                    self.line(&render::ci_line(secs, &id, &state));
+                    self.ci.seen(&id, &state, at);
                 }
             }
             RunEvent::Verdict(outcome) => {
+                self.ci.decided(&outcome.resource);
                 if let Some(bar) = self.bars.remove(&outcome.resource) {
                     bar.finish_and_clear();
                 }
@@ -233,5 +276,41 @@ impl Observer for Terminal {
                 self.line(&render::sanitize(&line));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::fixtures;
+    use indicatif::InMemoryTerm;
+
+    #[test]
+    fn a_live_line_fits_the_terminal_and_shows_the_time_since_the_run_started() {
+        let term = InMemoryTerm::new(4, 60);
+        let target = ProgressDrawTarget::term_like(Box::new(term.clone()));
+        let mut terminal = Terminal::drawing_to(TerminalMode::Live, Style::default(), target);
+        let web = fixtures::id("apps/v1", "Deployment", Some("shop"), "web");
+        let state = "1/3 updated, 0 available; pod web-7c9f-x2x4z: Back-off pulling image \
+                     \"registry.example.com/shop/web:v2\" (ImagePullBackOff)";
+        // The state last changed 70 s into the run: the clock starts there, not at 0.
+        terminal.event(
+            Duration::from_secs(70),
+            RunEvent::Waiting {
+                id: web,
+                state: state.to_owned(),
+            },
+        );
+        let screen = term.contents();
+        let line = screen.lines().next().unwrap_or_default();
+        assert!(line.chars().count() <= 60, "{line:?}");
+        assert!(line.contains("Deployment/web  1/3 updated"), "{screen:?}");
+        assert!(line.trim_end().ends_with("1m10s"), "{screen:?}");
+        assert_eq!(
+            screen.lines().filter(|l| !l.trim().is_empty()).count(),
+            1,
+            "{screen:?}"
+        );
+        terminal.finish();
     }
 }

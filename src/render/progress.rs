@@ -7,17 +7,16 @@ use super::sanitize::{sanitize, sanitized_lines};
 use super::style::Style;
 use super::summary::headline;
 use crate::vocab::outcome::{Outcome, ResourceId};
-use std::time::Duration;
 
-/// `Deployment/web  2/3 updated, 1 available  12s`: the message of a pending resource's
-/// spinner. `state` is what the watcher last saw; empty means nothing to say yet.
-pub fn progress_line(id: &ResourceId, state: &str, elapsed: Duration) -> String {
+/// `Deployment/web  2/3 updated, 1 available`: the message of a pending resource's live
+/// line. `state` is what the watcher last saw; empty means nothing to say yet. The line's
+/// time is not part of it: the bar ticks it (`output::terminal`).
+pub fn progress_line(id: &ResourceId, state: &str) -> String {
     let name = sanitize(&id.display(false));
-    let elapsed = duration::elapsed(elapsed);
     if state.is_empty() {
-        format!("{name}  {elapsed}")
+        name
     } else {
-        format!("{name}  {}  {elapsed}", sanitize(state))
+        format!("{name}  {}", sanitize(state))
     }
 }
 
@@ -118,23 +117,16 @@ mod tests {
         fixtures::id("apps/v1", "Deployment", Some("shop"), "web")
     }
 
-    #[track_caller]
-    fn case_progress(state: &str, elapsed: Duration, expected: &str) {
-        assert_eq!(progress_line(&web(), state, elapsed), expected);
-    }
-
     #[test]
-    fn progress_line_shows_state_and_ticking_time() {
-        case_progress(
-            "2/3 updated, 1 available",
-            Duration::from_millis(12_400),
-            "Deployment/web  2/3 updated, 1 available  12s",
+    fn progress_line_shows_the_state_on_one_line() {
+        assert_eq!(
+            progress_line(&web(), "2/3 updated, 1 available"),
+            "Deployment/web  2/3 updated, 1 available"
         );
-        case_progress("", Duration::from_secs(3), "Deployment/web  3s");
-        case_progress(
-            "waiting for rollout\nto finish",
-            Duration::from_secs(125),
-            "Deployment/web  waiting for rollout␊to finish  2m05s",
+        assert_eq!(progress_line(&web(), ""), "Deployment/web");
+        assert_eq!(
+            progress_line(&web(), "waiting for rollout\nto finish"),
+            "Deployment/web  waiting for rollout␊to finish"
         );
     }
 

@@ -3,8 +3,9 @@
 use crate::vocab::outcome::{Outcome, ResourceId};
 use std::time::Duration;
 
-/// How often a run reports [`RunEvent::Status`].
-pub const STATUS_EVERY: Duration = Duration::from_secs(30);
+/// How often a run reports [`RunEvent::Status`]: the clock outputs print by (a CI log
+/// prints a state once it has held a second, and a table when it has been quiet).
+pub const STATUS_EVERY: Duration = Duration::from_secs(1);
 
 /// Something that happened during a run, at a time since the run started.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,9 +45,9 @@ pub enum RunEvent {
     WatchTrouble(String),
     /// Image preflight: how many images were looked up.
     ImagesChecked(usize),
-    /// Every resource still waiting and where it stands, sent every
-    /// [`STATUS_EVERY`] while the run waits, for outputs that print a table when the log
-    /// has been quiet.
+    /// Every resource still waiting and where it stands, sent every [`STATUS_EVERY`]
+    /// while the run waits: outputs print on it what waited for time to pass (held
+    /// states, a table when the log has been quiet).
     Status(Vec<(ResourceId, String)>),
     /// A resource failed, so the result is certain: the run stops, leaving `unfinished`
     /// resources without a verdict (fail fast).
