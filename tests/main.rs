@@ -13,6 +13,7 @@ mod images;
 mod plan;
 mod pods;
 mod prune;
+mod release;
 mod restart_run;
 mod services;
 mod states;

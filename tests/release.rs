@@ -1,0 +1,149 @@
+//! The release workflow cannot run here, so its order is what these tests hold: no tag
+//! before its checksums are committed, nothing public before the provenance is signed, no
+//! major tag before the release is published, and every target the action downloads built.
+
+use serde_yaml_ng::Value;
+use std::path::PathBuf;
+
+fn workflow(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(".github/workflows")
+        .join(name);
+    serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The text of each step of `job` (its name, `uses` and `run`), in order.
+fn steps(wf: &Value, job: &str) -> Vec<String> {
+    wf["jobs"][job]["steps"]
+        .as_sequence()
+        .unwrap_or_else(|| panic!("job {job} has no steps"))
+        .iter()
+        .map(|s| {
+            ["name", "uses", "run"]
+                .iter()
+                .filter_map(|k| s[*k].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+/// Index of the first step whose text contains `needle`.
+#[track_caller]
+fn step(steps: &[String], needle: &str) -> usize {
+    steps
+        .iter()
+        .position(|s| s.contains(needle))
+        .unwrap_or_else(|| panic!("no step contains {needle:?}"))
+}
+
+fn needs(wf: &Value, job: &str) -> Vec<String> {
+    match &wf["jobs"][job]["needs"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Sequence(v) => v
+            .iter()
+            .filter_map(|n| n.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn a_tag_is_made_only_by_the_workflow_and_only_on_the_commit_with_its_checksums() {
+    let wf = workflow("release.yml");
+    // Pushing a tag does not start a release (the tag would predate its checksums): the
+    // workflow is started by hand and makes the tag itself.
+    let on = &wf["on"];
+    assert!(on["push"].is_null(), "{on:?}");
+    assert!(!on["workflow_dispatch"].is_null(), "{on:?}");
+
+    let publish = steps(&wf, "publish");
+    let sums = step(&publish, "sha256sum deploy-action-*");
+    let attest = step(&publish, "actions/attest-build-provenance@");
+    let commit = step(&publish, "contents/.github/checksums/$TAG.txt");
+    let tag = step(&publish, "-f \"ref=refs/tags/$TAG\"");
+    let draft = step(&publish, "gh release create");
+    assert!(
+        sums < attest && attest < commit && commit < tag && tag < draft,
+        "{publish:#?}"
+    );
+    // The tag names the commit holding the sums, and that commit holds nothing else new.
+    assert_eq!(
+        wf["jobs"]["publish"]["steps"][tag]["env"]["SHA"].as_str(),
+        Some("${{ steps.commit.outputs.sha }}")
+    );
+    assert!(publish[commit].contains("changes more than its sums"));
+}
+
+#[test]
+fn the_release_is_drafted_filled_and_checked_before_it_is_published() {
+    let wf = workflow("release.yml");
+    let publish = steps(&wf, "publish");
+    let run = &publish[step(&publish, "gh release create")];
+    let at = |needle: &str| {
+        run.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {run}"))
+    };
+    assert!(run.contains("--draft --verify-tag"), "{run}");
+    assert!(at("gh release upload") < at("sha256sum --check"), "{run}");
+    assert!(at("sha256sum --check") < at("--draft=false"), "{run}");
+    // The SBOMs are assets and are in the sums.
+    let build = steps(&wf, "build");
+    assert!(build[step(&build, "cargo-cyclonedx")].contains(".cdx.json"));
+}
+
+#[test]
+fn the_major_tag_moves_last_and_only_to_a_published_release() {
+    let wf = workflow("release.yml");
+    assert_eq!(needs(&wf, "publish"), ["prepare", "build"]);
+    assert_eq!(needs(&wf, "major-tag"), ["prepare", "publish"]);
+    let major = steps(&wf, "major-tag");
+    let moving = step(&major, "git/refs/tags/$major");
+    assert!(
+        major[moving].contains("isDraft == false"),
+        "{}",
+        major[moving]
+    );
+    assert_eq!(
+        wf["jobs"]["major-tag"]["steps"][moving]["env"]["SHA"].as_str(),
+        Some("${{ needs.publish.outputs.sha }}")
+    );
+    // Nothing before `major-tag` may write a tag named like a major version.
+    let publish = steps(&wf, "publish").join("\n");
+    assert!(!publish.contains("$major"), "{publish}");
+}
+
+#[test]
+fn every_target_the_action_downloads_is_built_and_signed() {
+    let wf = workflow("release.yml");
+    let built: Vec<&str> = wf["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["target"].as_str())
+        .collect();
+    let action =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("action.yml"))
+            .unwrap();
+    let downloaded: Vec<&str> = action
+        .lines()
+        .filter_map(|l| {
+            l.trim()
+                .split_once(") target=")
+                .map(|(_, t)| t.trim_end_matches(" ;;"))
+        })
+        .collect();
+    assert_eq!(downloaded.len(), 4, "{downloaded:?}");
+    for target in &downloaded {
+        assert!(
+            built.contains(target),
+            "{target} is downloaded by action.yml but not built"
+        );
+    }
+    let publish = steps(&wf, "publish");
+    let sums = &publish[step(&publish, "sha256sum deploy-action-*")];
+    assert!(sums.contains(&format!("-eq {}", built.len())), "{sums}");
+    let permissions = &wf["jobs"]["publish"]["permissions"];
+    assert_eq!(permissions["id-token"].as_str(), Some("write"));
+    assert_eq!(permissions["attestations"].as_str(), Some("write"));
+}
