@@ -129,6 +129,16 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     let namespace = resource_path.namespace.clone();
     let call = RecordedCall::of(&parts, verb, &resource_label, namespace);
     state.recorder.record(call);
+    if let Some(code) = state.outage.status() {
+        let message = match code {
+            401 => "Unauthorized".to_owned(),
+            429 => "Too many requests, please try again later.".to_owned(),
+            _ => format!("kube-sim outage: {verb} {resource_label}"),
+        };
+        let mut err = ApiError::new(code, reason_for(code), message);
+        err.retry_after = (code == 429).then_some(1);
+        return Err(err);
+    }
     let fault = state
         .faults
         .check(verb, &resource_label, resource_path.namespace.as_deref());

@@ -8,6 +8,7 @@ mod fieldvalidation;
 mod handler;
 mod milestones;
 mod openapi;
+mod outage;
 mod params;
 mod path;
 mod podlog;
@@ -21,6 +22,7 @@ mod watch;
 mod write;
 
 pub use milestones::Milestones;
+pub use outage::Outage;
 pub use recorder::{RecordedCall, RequestRecorder};
 pub use state::ServerState;
 pub use status::ApiError;

@@ -2,6 +2,7 @@
 
 use super::faults::FaultInjector;
 use super::milestones::Milestones;
+use super::outage::Outage;
 use super::recorder::RequestRecorder;
 use crate::logs::LogStore;
 use crate::resources::Registry;
@@ -20,6 +21,8 @@ pub struct ServerState {
     pub recorder: RequestRecorder,
     /// Moments a benchmark times a tool's verdict against (`/debug/milestones`).
     pub milestones: Milestones,
+    /// An outage a test started: watches cut, requests refused until it ends.
+    pub outage: Outage,
     /// Next ClusterIP to hand out.
     pub(crate) cluster_ips: AtomicU32,
     /// Counter behind generated names (`generateName`).
@@ -42,6 +45,7 @@ impl ServerState {
             faults,
             recorder: RequestRecorder::default(),
             milestones: Milestones::default(),
+            outage: Outage::default(),
             cluster_ips: AtomicU32::new(10),
             names: AtomicU32::new(0),
         }

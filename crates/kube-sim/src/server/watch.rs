@@ -81,6 +81,8 @@ async fn run(
         .min(MAX_WATCH);
     let deadline = tokio::time::Instant::now() + timeout;
     let mut budget = fault.drop_after_events.map(|n| n as usize);
+    // An outage started while this watch is open ends it.
+    let mut cuts = state.outage.cuts();
 
     let (mut rx, mut last_rv) = if send_initial || rv_param == "0" {
         if send_initial && call.params.get("resourceVersionMatch") != Some("NotOlderThan") {
@@ -161,6 +163,7 @@ async fn run(
                 tx.send(Ok(line("BOOKMARK", &bookmark(rt, state.store.current_rv())))).await?;
             }
             () = tokio::time::sleep_until(deadline) => return Ok(()),
+            _ = cuts.changed() => return Ok(()),
             () = tx.closed() => return Ok(()),
         }
     }
