@@ -4,6 +4,7 @@
 mod action;
 mod action_runner;
 mod autoscaler;
+mod blind;
 mod cli;
 mod corpus;
 mod custom_resources;

@@ -5,7 +5,6 @@ use super::raw::RawObject;
 use futures::StreamExt;
 use kube::api::Api;
 use kube::discovery::ApiResource;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -66,9 +65,26 @@ pub fn describe(error: &watcher::Error) -> String {
     }
 }
 
+/// How long a scope waits before it lists again after a failure: kube-runtime's default
+/// schedule (0.8 s doubling to 30 s, with jitter), restarted after every complete list.
+fn relist_backoff() -> impl Iterator<Item = std::time::Duration> {
+    backon::BackoffBuilder::build(
+        backon::ExponentialBuilder::default()
+            .with_min_delay(std::time::Duration::from_millis(800))
+            .with_max_delay(std::time::Duration::from_secs(30))
+            .with_jitter()
+            .without_max_times(),
+    )
+}
+
 /// Start one watcher task per scope; they end when the receiver is dropped. `prepare`
 /// turns each upserted or listed object into what is sent; objects it returns `None` for
 /// are left out.
+///
+/// After any failure a scope lists again from scratch (rather than resuming the watch at
+/// its last resourceVersion, as kube-runtime would): what happened while it was not
+/// watching (a restart, a deletion) is then in the next [`Seen::Relisted`], and that list
+/// is how a reader knows the scope is seen again.
 pub fn spawn<T: Send + 'static>(
     client: &kube::Client,
     scopes: &[WatchScope],
@@ -90,41 +106,85 @@ pub fn spawn<T: Send + 'static>(
             let ar = scope.resource.clone();
             let tx = tx.clone();
             tokio::spawn(async move {
-                let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-                let mut buffer = Vec::new();
-                while let Some(item) = stream.next().await {
-                    let seen = match item {
-                        Ok(Event::Apply(o)) => match prepare(to_value(o, &ar)) {
-                            Some(t) => Seen::Upsert(t),
-                            None => continue,
-                        },
-                        Ok(Event::Delete(o)) => Seen::Delete(to_value(o, &ar)),
-                        Ok(Event::Init) => {
-                            buffer.clear();
-                            continue;
+                let mut waits = relist_backoff();
+                loop {
+                    let stream = watcher::watcher(api.clone(), config.clone()).boxed();
+                    match watch_once(stream, index, &ar, prepare, &tx).await {
+                        Ended::Receiver => return,
+                        Ended::Failed { listed } => {
+                            if listed {
+                                waits = relist_backoff();
+                            }
+                            let wait = waits.next().unwrap_or(std::time::Duration::from_secs(30));
+                            tokio::time::sleep(wait).await;
                         }
-                        Ok(Event::InitApply(o)) => {
-                            buffer.extend(prepare(to_value(o, &ar)));
-                            continue;
-                        }
-                        Ok(Event::InitDone) => Seen::Relisted {
-                            scope: index,
-                            objects: std::mem::take(&mut buffer),
-                        },
-                        Err(e) => Seen::Trouble {
-                            scope: index,
-                            message: describe(&e),
-                            forbidden: matches!(
-                                &e,
-                                watcher::Error::InitialListFailed(kube::Error::Api(s)) if s.code == 403
-                            ),
-                        },
-                    };
-                    if tx.send(seen).await.is_err() {
-                        return;
                     }
                 }
             })
         })
         .collect()
+}
+
+/// Why one watcher stream stopped being read.
+enum Ended {
+    /// Nobody reads what is seen any more.
+    Receiver,
+    /// It failed (and said so); `listed`: it had delivered a complete list first.
+    Failed { listed: bool },
+}
+
+/// Send what one watcher stream sees until it fails or nobody listens.
+async fn watch_once<T>(
+    mut stream: futures::stream::BoxStream<'static, Result<Event<RawObject>, watcher::Error>>,
+    index: usize,
+    ar: &ApiResource,
+    prepare: fn(Value) -> Option<T>,
+    tx: &mpsc::Sender<Seen<T>>,
+) -> Ended {
+    let mut buffer = Vec::new();
+    let mut listed = false;
+    while let Some(item) = stream.next().await {
+        let mut failed = false;
+        let seen = match item {
+            Ok(Event::Apply(o)) => match prepare(to_value(o, ar)) {
+                Some(t) => Seen::Upsert(t),
+                None => continue,
+            },
+            Ok(Event::Delete(o)) => Seen::Delete(to_value(o, ar)),
+            Ok(Event::Init) => {
+                buffer.clear();
+                continue;
+            }
+            Ok(Event::InitApply(o)) => {
+                buffer.extend(prepare(to_value(o, ar)));
+                continue;
+            }
+            Ok(Event::InitDone) => {
+                listed = true;
+                Seen::Relisted {
+                    scope: index,
+                    objects: std::mem::take(&mut buffer),
+                }
+            }
+            Err(e) => {
+                failed = true;
+                Seen::Trouble {
+                    scope: index,
+                    message: describe(&e),
+                    forbidden: matches!(
+                        &e,
+                        watcher::Error::InitialListFailed(kube::Error::Api(s)) if s.code == 403
+                    ),
+                }
+            }
+        };
+        if tx.send(seen).await.is_err() {
+            return Ended::Receiver;
+        }
+        if failed {
+            return Ended::Failed { listed };
+        }
+    }
+    // A watcher stream does not end by itself; treat it as a failure to list again.
+    Ended::Failed { listed }
 }

@@ -34,6 +34,15 @@ pub struct Settling {
     baseline: Option<Restarts>,
 }
 
+impl Settling {
+    /// The view of the cluster was interrupted: the window starts again once the rule
+    /// says "succeeded" on a fresh view. The baseline stays, so a restart that happened
+    /// unseen is still a restart inside the window.
+    pub fn interrupted(&mut self) {
+        self.since = None;
+    }
+}
+
 /// The window for `target`: its annotation, else `default`, less the workload's own
 /// `minReadySeconds` (the controller already waited that long before calling it available).
 /// Zero for kinds without long-running pods.

@@ -26,6 +26,12 @@ pub struct Feed {
     /// Scopes whose first complete list has arrived (or that may be done without).
     pub listed: HashSet<usize>,
     pub troubles: Troubles,
+    /// Scopes whose watch has failed since their last complete list, and since when (time
+    /// since the run started): what the snapshot holds of them may be stale.
+    pub blind: HashMap<usize, Duration>,
+    /// Complete lists received, counted: a relist can end a scope's blindness without
+    /// changing any object.
+    relists: usize,
     /// Evidence the rules can do without (Events, Nodes): a refusal counts as listed and
     /// empty, so the rules judge more strictly, never more leniently.
     optional: HashSet<usize>,
@@ -41,11 +47,21 @@ impl Feed {
 
     /// Which lists have arrived and how often they failed: a change in it changes what
     /// every rule may say.
-    pub fn listing(&self) -> (usize, usize) {
+    pub fn listing(&self) -> (usize, usize, usize) {
         (
             self.listed.len(),
             self.troubles.values().map(|t| t.0).sum::<usize>(),
+            self.relists,
         )
+    }
+
+    /// Whether `scope`'s view is stale now: its watch failed after its last complete list.
+    /// Optional evidence (Events, Nodes) never makes a resource wait.
+    pub fn blind_since(&self, scope: usize) -> Option<Duration> {
+        self.blind
+            .get(&scope)
+            .copied()
+            .filter(|_| !self.optional.contains(&scope))
     }
 
     /// Apply `first` and what else `events` bring within the batch window, so that a
@@ -98,6 +114,8 @@ impl Feed {
                 }
                 self.members.insert(scope, fresh);
                 self.listed.insert(scope);
+                self.blind.remove(&scope);
+                self.relists += 1;
             }
             Seen::Trouble {
                 scope,
@@ -108,6 +126,7 @@ impl Feed {
                 if forbidden && self.optional.contains(&scope) {
                     self.listed.insert(scope);
                 }
+                self.blind.entry(scope).or_insert(at);
                 let seen = self.troubles.entry(scope).or_insert((0, String::new()));
                 seen.0 += 1;
                 seen.1.clone_from(&message);

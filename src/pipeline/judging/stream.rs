@@ -113,13 +113,7 @@ pub async fn judge_stream(
             }
             let w = &mut watched[i];
             let elapsed = now.saturating_duration_since(w.pending.applied_at);
-            let assessment = w.assess(
-                &snapshot,
-                scopes,
-                (&feed.listed, &feed.troubles),
-                j.settle,
-                elapsed,
-            );
+            let assessment = w.assess(&snapshot, scopes, &feed, j.settle, elapsed);
             let state = assessment.message().to_owned();
             let container = assessment.container().cloned();
             let verdict = rules::judge(assessment, elapsed, w.deadline);

@@ -2,7 +2,7 @@
 //! given what the watches have delivered so far.
 
 use super::Pending;
-use super::feed::Troubles;
+use super::feed::Feed;
 use crate::cluster::watch::WatchScope;
 use crate::manifest::Manifest;
 use crate::pipeline::outcomes::{self, Judged};
@@ -11,7 +11,6 @@ use crate::rules::settle::{self, Settling};
 use crate::rules::{self, Assessment, ObjectKey, Snapshot, Target};
 use crate::vocab::outcome::Outcome;
 use crate::vocab::verdict::{Reason, Verdict};
-use std::collections::HashSet;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -65,10 +64,11 @@ impl Watched {
         &mut self,
         snapshot: &Snapshot,
         scopes: &[WatchScope],
-        (listed, troubles): (&HashSet<usize>, &Troubles),
+        feed: &Feed,
         settle_default: Duration,
         elapsed: Duration,
     ) -> Assessment {
+        let (listed, troubles) = (&feed.listed, &feed.troubles);
         let unlisted: Vec<usize> = self
             .depends_on
             .iter()
@@ -99,6 +99,18 @@ impl Watched {
             ));
         }
         let target = &self.pending.target;
+        if let Some(blind) = self.blind(feed, scopes) {
+            // A failure seen before the gap happened; anything else would be decided on
+            // time that passed unseen, so the stability window starts again once the
+            // scope has listed (the restarts it missed are in that list).
+            self.settling.interrupted();
+            self.wake = None;
+            let seen = rules::assess(target, snapshot);
+            return match seen {
+                Assessment::Failed { .. } => seen,
+                _ => blind,
+            };
+        }
         // Not seen, or deleted since (the rules tell the two apart).
         let Some(obj) = snapshot.get_raw(&self.key) else {
             if self.absent_fails && !snapshot.was_deleted(&self.key) {
@@ -113,6 +125,29 @@ impl Watched {
             settle::settle_with(&mut self.settling, assessment, pods, window, elapsed);
         self.wake = wake.map(|d| self.pending.applied_at + d);
         assessment
+    }
+
+    /// Why it cannot be judged now, if a watch its rule reads has failed since its last
+    /// complete list: which kind, since when, and the last error.
+    fn blind(&self, feed: &Feed, scopes: &[WatchScope]) -> Option<Assessment> {
+        let (scope, since) = self
+            .depends_on
+            .iter()
+            .filter_map(|&i| feed.blind_since(i).map(|since| (i, since)))
+            .min_by_key(|(_, since)| *since)?;
+        let kind = &scopes[scope].resource.kind;
+        let error = feed
+            .troubles
+            .get(&scope)
+            .map_or("", |(_, error)| error.as_str());
+        Some(Assessment::pending(
+            Reason::ApiUnavailable,
+            format!(
+                "not seen since {:.1}s, when the watch of {kind} failed ({error}); waiting to \
+                 see the cluster again (time unseen does not count)",
+                since.as_secs_f64()
+            ),
+        ))
     }
 
     /// Its outcome when left without a verdict because `failed` failed (fail fast).
