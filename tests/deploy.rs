@@ -62,6 +62,55 @@ async fn a_crash_loop_fails_with_exit_code_and_logs() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_crash_loop_whose_logs_are_forbidden_says_so_and_names_the_grant() {
+    use kube_sim::scenario::{Fault, FaultMatch};
+    let forbid_logs = Fault {
+        matcher: FaultMatch {
+            verb: Some("get".into()),
+            resource: Some("pods/log".into()),
+            ..FaultMatch::default()
+        },
+        status: Some(403),
+        message: Some(
+            "pods \"api-7d4b9c8f5d-x2x9q\" is forbidden: User \"ci\" cannot get resource \"pods/log\" in API group \"\" in the namespace \"default\"".into(),
+        ),
+        ..Fault::default()
+    };
+    let sim = Sim::start(
+        Scenario::builder()
+            .image(
+                "registry.local/shop/api:2",
+                ImageBehaviour::crashing(3, false, Duration::ZERO, &["fatal: no config"]),
+            )
+            .fault(forbid_logs)
+            .build(),
+    );
+    let yaml = deployment("api", "registry.local/shop/api:2", "");
+    let run = run_yaml(&sim, "api.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    let api = outcome(&run, "Deployment", "api");
+    assert_eq!(api.reason, Some(Reason::CrashLoop), "{api:#?}");
+    let logs = api
+        .logs
+        .as_ref()
+        .expect("the log tail says why it is missing");
+    assert!(logs.lines.is_empty());
+    let why = logs.unreadable.as_deref().unwrap_or_default();
+    assert!(why.contains("cannot get resource \"pods/log\""), "{why}");
+    assert!(
+        why.ends_with("the deployer needs `get` on `pods/log` in namespace default"),
+        "{why}"
+    );
+    let summary =
+        deploy_action::render::summary::summary(&run, &deploy_action::render::Style::default());
+    assert!(
+        summary.contains("(previous instance): not read: the API server refused"),
+        "{summary}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_missing_configmap_is_a_container_config_error() {
     let sim = Sim::start(Scenario::default());
     let env = "          env:

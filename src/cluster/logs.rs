@@ -8,7 +8,8 @@ use kube::api::{Api, LogParams};
 pub const TAIL_LINES: i64 = 25;
 
 /// The log tail of `container` in `pod` (the previous instance when `previous`); `None`
-/// when the kubelet has none to give.
+/// when the kubelet has none to give. Refused (403), it says so and what to grant, so a
+/// summary without logs is never a mystery.
 pub async fn tail(
     client: &kube::Client,
     namespace: &str,
@@ -23,16 +24,31 @@ pub async fn tail(
         tail_lines: Some(TAIL_LINES),
         ..LogParams::default()
     };
-    let text = tokio::time::timeout(super::REQUEST_TIMEOUT, api.logs(pod, &params))
+    let answer = tokio::time::timeout(super::REQUEST_TIMEOUT, api.logs(pod, &params))
         .await
-        .ok()?
         .ok()?;
-    Some(LogTail {
+    let tail = |lines: Vec<String>, unreadable: Option<String>| LogTail {
         pod: pod.to_owned(),
         container: container.to_owned(),
         previous,
-        lines: text.lines().map(str::to_owned).collect(),
-    })
+        lines,
+        unreadable,
+    };
+    match answer {
+        Ok(text) => Some(tail(text.lines().map(str::to_owned).collect(), None)),
+        Err(kube::Error::Api(s)) if s.code == 403 => {
+            Some(tail(Vec::new(), Some(refused(&s.message, namespace))))
+        }
+        Err(_) => None,
+    }
+}
+
+/// What a refused log read tells the reader: the API server's words and the grant missing.
+fn refused(message: &str, namespace: &str) -> String {
+    format!(
+        "the API server refused to read them ({message}); the deployer needs `get` on \
+         `pods/log` in namespace {namespace}"
+    )
 }
 
 /// Whether `container` of `pod` has started (or already ended): its log can be read.

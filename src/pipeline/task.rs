@@ -398,6 +398,7 @@ async fn attach_logs(
             container: container.to_owned(),
             previous: false,
             lines: streamed.into_iter().skip(skip).collect(),
+            unreadable: None,
         });
     } else if ended {
         o.logs = logs::tail(&conn.client, namespace, pod, container, false).await;

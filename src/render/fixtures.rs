@@ -172,6 +172,7 @@ pub fn crash_loop() -> Outcome {
             container: "api".to_owned(),
             previous: true,
             lines,
+            unreadable: None,
         }),
         change: None,
         wave: None,

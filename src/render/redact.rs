@@ -62,6 +62,7 @@ impl Redactor {
         }
         if let Some(logs) = &mut outcome.logs {
             logs.lines.iter_mut().for_each(mask);
+            logs.unreadable.iter_mut().for_each(mask);
         }
     }
 

@@ -299,7 +299,9 @@ fn log_tail(out: &mut Vec<String>, logs: &LogTail, style: Style) {
         sanitize(&logs.pod),
         sanitize(&logs.container)
     );
-    let header = if logs.lines.is_empty() {
+    let header = if let Some(why) = &logs.unreadable {
+        format!("{which}: not read: {}", sanitize(why))
+    } else if logs.lines.is_empty() {
         format!("{which}: empty")
     } else if shown.len() < logs.lines.len() {
         format!(
@@ -678,6 +680,7 @@ mod tests {
                 "windows line\r".to_owned(),
                 "\u{9b}1;1H".to_owned(),
             ],
+            unreadable: None,
         });
         RunOutcome::new(false, 2.0, vec![outcome])
     }

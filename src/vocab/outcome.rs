@@ -49,6 +49,8 @@ pub struct LogTail {
     /// `true` when these are the logs of the previous (crashed) instance.
     pub previous: bool,
     pub lines: Vec<String>,
+    /// Why the log could not be read (the API server refused it), when it could not.
+    pub unreadable: Option<String>,
 }
 
 /// One Kubernetes event, reduced to what a reader needs.

@@ -127,7 +127,10 @@ fn log_header(logs: &LogTail) -> String {
     );
     let shown = logs.lines.len().min(MAX_LOG_LINES);
     let which = sanitized_lines(&which).collect::<Vec<_>>().join(" ");
-    if logs.lines.is_empty() {
+    if let Some(why) = &logs.unreadable {
+        let why = sanitized_lines(why).collect::<Vec<_>>().join(" ");
+        format!("{which}: not read: {why}")
+    } else if logs.lines.is_empty() {
         format!("{which}: empty")
     } else if shown < logs.lines.len() {
         format!("{which}, last {shown} of {} lines:", logs.lines.len())

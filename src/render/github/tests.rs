@@ -384,6 +384,7 @@ fn cluster_text_cannot_break_out_of_its_code_block() {
         container: "api".into(),
         previous: false,
         lines: vec!["````".into(), "done\r".into()],
+        unreadable: None,
     });
     let t = text(&RunOutcome::new(false, 2.0, vec![outcome]), &ctx()).unwrap();
     assert!(t.contains("````text\nexit 1\n```\n<img src=x onerror=alert(1)> [click](https://evil)\n␛[31mred\n````"), "{t}");
