@@ -82,6 +82,33 @@ pub enum Command {
     /// verdict: succeeded when it completes, failed when it fails.
     #[command(after_help = RUN_HELP)]
     Run(RunArgs),
+    /// Print the Role (and ClusterRole) a deploy of the manifests needs, as YAML to apply:
+    /// what it applies, the watches its rules read, logs of failed containers, and what it
+    /// deletes. Reads the cluster's discovery only (any authenticated user may).
+    Rbac(RbacArgs),
+}
+
+/// `rbac`: the manifests, the cluster whose kinds name their resources, and the deploy's
+/// options that change what it needs.
+#[derive(Debug, Clone, Args)]
+pub struct RbacArgs {
+    /// Manifest files or directories, or `-` for stdin, as for deploy.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        required = true,
+        num_args = 1..,
+        value_delimiter = ','
+    )]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// The deploy prunes (`deploy --prune`): add what pruning deletes and keeps.
+    #[arg(long)]
+    pub prune: bool,
+    /// Name of the Role and ClusterRole.
+    #[arg(long, default_value = "deploy-action")]
+    pub name: String,
 }
 
 /// What `restart --help` ends with.

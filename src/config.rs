@@ -85,6 +85,8 @@ pub enum ConfigError {
     Selector(String),
     #[error("`-` (stdin) may be given only once")]
     StdinTwice,
+    #[error("`{0}` prints what a deploy needs; it applies and judges nothing")]
+    NotARun(&'static str),
     #[error(transparent)]
     Applyset(#[from] crate::prune::applyset::ParentNameError),
 }
@@ -96,6 +98,7 @@ impl Config {
             Command::Deploy(d) => (&d.cluster, Mode::Deploy),
             Command::Plan(p) => (&p.cluster, Mode::DryRun),
             Command::Watch(w) => (&w.cluster, Mode::Watch),
+            Command::Rbac(_) => return Err(ConfigError::NotARun("rbac")),
             Command::Check(c) => {
                 if c.files.iter().filter(|f| *f == "-").count() > 1 {
                     return Err(ConfigError::StdinTwice);

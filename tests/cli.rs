@@ -1441,3 +1441,100 @@ async fn an_interrupted_run_without_a_check_run_does_not_claim_one() {
     );
     assert!(!stderr.contains("check run"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_prints_the_roles_a_deploy_of_the_manifests_needs() {
+    let c = Cluster::start(fast()).await;
+    c.write(
+        "app.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web-config}}\ndata: {{MODE: a}}\n---\n{}---\n{}",
+            deployment("web", "registry.local/shop/web:1"),
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.acme.io}
+spec:
+  group: acme.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+---
+apiVersion: acme.io/v1
+kind: Widget
+metadata: {name: blue}
+"
+        ),
+    );
+    let out = c.invoke("rbac", &["-f", "app.yaml"], &[]).await;
+    assert_exit(&out, 0);
+    let yaml = text(&out.stdout);
+    let docs: Vec<serde_json::Value> = yaml
+        .split("---\n")
+        .map(|d| serde_yaml_ng::from_str(d).expect("YAML"))
+        .collect();
+    let kinds: Vec<(&str, Option<&str>)> = docs
+        .iter()
+        .map(|d| {
+            (
+                d["kind"].as_str().unwrap(),
+                d["metadata"]["namespace"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [("ClusterRole", None), ("Role", Some("default"))],
+        "{yaml}"
+    );
+    // The CRD is cluster-scoped and read by the rules of its Widgets; Widgets come from
+    // the CRD in the manifests, which the cluster does not serve yet.
+    let rules = |i: usize| -> Vec<String> {
+        docs[i]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {} {}", r["apiGroups"][0], r["resources"], r["verbs"]))
+            .collect()
+    };
+    assert_eq!(
+        rules(0),
+        [
+            r#""apiextensions.k8s.io" ["customresourcedefinitions"] ["create","get","list","patch","watch"]"#
+        ],
+        "{yaml}"
+    );
+    let role = rules(1);
+    for expected in [
+        r#""" ["pods/log"] ["get"]"#,
+        r#""acme.io" ["widgets"] ["create","get","list","patch","watch"]"#,
+        r#""apps" ["deployments"] ["create","get","list","patch","watch"]"#,
+        r#""autoscaling" ["horizontalpodautoscalers"] ["list"]"#,
+    ] {
+        assert!(
+            role.contains(&expected.to_owned()),
+            "{expected} not in {role:#?}"
+        );
+    }
+    // kubectl sends it as RBAC objects, and the API server takes them.
+    let path = c.write("rbac.yaml", &yaml);
+    let kubeconfig = c.path("kubeconfig");
+    let kubectl = std::process::Command::new("kubectl")
+        .args([
+            "create",
+            "--dry-run=server",
+            "-o",
+            "name",
+            "-f",
+            &path,
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .output();
+    if let Ok(k) = kubectl {
+        assert!(k.status.success(), "{}", String::from_utf8_lossy(&k.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&k.stdout),
+            "clusterrole.rbac.authorization.k8s.io/deploy-action\nrole.rbac.authorization.k8s.io/deploy-action\n"
+        );
+    }
+}

@@ -381,3 +381,89 @@ async fn a_rollout_paused_at_a_canary_step_waits_for_promotion_one_paused_as_dec
         assert_eq!(got, expected, "declared: {declared}");
     }
 }
+
+/// A fault that refuses every list and watch of `resource` as RBAC would.
+fn forbid(resource: &str) -> Vec<kube_sim::scenario::Fault> {
+    use kube_sim::scenario::{Fault, FaultMatch};
+    ["list", "watch"]
+        .into_iter()
+        .map(|verb| Fault {
+            matcher: FaultMatch {
+                verb: Some(verb.into()),
+                resource: Some(resource.into()),
+                ..FaultMatch::default()
+            },
+            status: Some(403),
+            message: Some(format!(
+                "{resource} is forbidden: User \"ci\" cannot {verb} resource \"{resource}\" in API group \"\" at the cluster scope"
+            )),
+            ..Fault::default()
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deployer_that_may_not_list_crds_judges_custom_resources_by_their_status() {
+    let sim = Sim::start(Scenario {
+        faults: forbid("customresourcedefinitions"),
+        ..Scenario::default()
+    });
+    let crd: Value = serde_yaml_ng::from_str(&crd("acme.io", "Widget", "{}")).unwrap();
+    sim.create(crd).unwrap();
+    // Established (and served) by kube-sim's CRD controller, as an API server would.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    controller(
+        &sim,
+        "acme.io",
+        "Widget",
+        "blue",
+        Duration::from_secs(5),
+        json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Synced", "message": "3 shards"}]}),
+    );
+    let (got, seconds) = judged(&sim, "widget.yaml", WIDGET, MINUTES_5, ("Widget", "blue")).await;
+    assert_eq!(
+        got,
+        (
+            Verdict::Succeeded,
+            None,
+            "Ready=True (Synced): 3 shards; its CRD could not be read (the deployer may not list \
+             CustomResourceDefinitions), so a health rule the CRD declares was not checked"
+                .to_owned()
+        )
+    );
+    assert!(
+        seconds < 60.0,
+        "decided on the controller's write, not the timeout: {seconds}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deployer_that_may_not_list_pods_fails_forbidden_at_once_naming_the_grant() {
+    let sim = Sim::start(Scenario {
+        faults: forbid("pods"),
+        ..Scenario::default()
+    });
+    let yaml = crate::support::deployment("web", "registry.local/shop/web:1", "");
+    let run = run_with(&sim, "web.yaml", &yaml, config(Mode::Deploy, MINUTES_5))
+        .await
+        .unwrap();
+    let web = outcome(&run, "Deployment", "web");
+    assert_eq!(
+        (run.result, web.verdict, web.reason),
+        (RunResult::Failure, Verdict::Failed, Some(Reason::Forbidden)),
+        "{web:#?}"
+    );
+    assert!(
+        web.message.starts_with(
+            "the deployer may not list and watch pods in namespace default, which its verdict needs"
+        ),
+        "{}",
+        web.message
+    );
+    assert!(
+        web.message.contains("cannot list resource \"pods\""),
+        "{}",
+        web.message
+    );
+    assert!(web.seconds < 10.0, "{}", web.seconds);
+}

@@ -60,6 +60,14 @@ fn read_stdin() -> anyhow::Result<String> {
 }
 
 async fn execute(cli: Cli) -> anyhow::Result<Ended> {
+    if let crate::cli::Command::Rbac(args) = &cli.command {
+        let stdin = if args.files.iter().any(|f| f == "-") {
+            Some(read_stdin()?)
+        } else {
+            None
+        };
+        return super::rbac::run(args, stdin.as_deref()).await;
+    }
     let started_at = jiff::Timestamp::now();
     let config = Config::from_command(&cli.command)?;
     let mode = config.mode;

@@ -4,6 +4,7 @@
 
 mod execute;
 mod interrupts;
+mod rbac;
 mod work;
 
 pub use execute::main;

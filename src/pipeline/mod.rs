@@ -14,6 +14,7 @@ mod judging;
 mod load;
 pub mod lookups;
 mod outcomes;
+pub mod permissions;
 mod planning;
 mod preflight;
 mod pruning;

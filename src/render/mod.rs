@@ -8,6 +8,7 @@ pub(crate) mod fixtures;
 pub mod github;
 pub mod plan;
 pub mod progress;
+pub mod rbac;
 pub mod redact;
 pub mod report;
 pub mod sanitize;

@@ -265,6 +265,9 @@ pub struct Snapshot {
     /// The run's own health rules (`--rules`), ahead of CRD annotations and the bundled
     /// library.
     health: Arc<HealthRules>,
+    /// The deployer may not list CustomResourceDefinitions (403): custom resources are
+    /// judged without them, saying what that leaves unchecked.
+    crds_unreadable: bool,
 }
 
 impl Snapshot {
@@ -282,6 +285,15 @@ impl Snapshot {
 
     pub fn health_rules(&self) -> &HealthRules {
         &self.health
+    }
+
+    /// The CRD list was refused (403): no CRD will come into view.
+    pub fn set_crds_unreadable(&mut self) {
+        self.crds_unreadable = true;
+    }
+
+    pub fn crds_unreadable(&self) -> bool {
+        self.crds_unreadable
     }
 
     /// Records an object from an ADDED or MODIFIED watch event (or a list), replacing what

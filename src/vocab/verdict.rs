@@ -36,6 +36,8 @@ pub enum Reason {
     PvcLost,
     /// `watch` only: the resource does not exist, by its kind's first complete list.
     Absent,
+    /// The deployer may not list or watch what the resource's verdict needs (403).
+    Forbidden,
     // Timeouts: something time might still fix, named so the reader knows what was slow.
     RegistrySlow,
     ImagePullBackoff,
@@ -57,7 +59,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in the order of the vocabulary table.
-    pub const ALL: [Reason; 24] = [
+    pub const ALL: [Reason; 25] = [
         Reason::ImageNotFound,
         Reason::ImageUnauthorized,
         Reason::InvalidImageName,
@@ -70,6 +72,7 @@ impl Reason {
         Reason::ConditionFailed,
         Reason::PvcLost,
         Reason::Absent,
+        Reason::Forbidden,
         Reason::RegistrySlow,
         Reason::ImagePullBackoff,
         Reason::Unschedulable,
@@ -98,7 +101,8 @@ impl Reason {
             | Reason::ApplyRejected
             | Reason::ConditionFailed
             | Reason::PvcLost
-            | Reason::Absent => Verdict::Failed,
+            | Reason::Absent
+            | Reason::Forbidden => Verdict::Failed,
             Reason::RegistrySlow
             | Reason::ImagePullBackoff
             | Reason::Unschedulable
@@ -129,6 +133,7 @@ impl Reason {
             Reason::ConditionFailed => "condition_failed",
             Reason::PvcLost => "pvc_lost",
             Reason::Absent => "absent",
+            Reason::Forbidden => "forbidden",
             Reason::RegistrySlow => "registry_slow",
             Reason::ImagePullBackoff => "image_pull_backoff",
             Reason::Unschedulable => "unschedulable",
@@ -159,6 +164,7 @@ impl Reason {
             Reason::ConditionFailed => "Condition failed",
             Reason::PvcLost => "PVC lost",
             Reason::Absent => "Absent",
+            Reason::Forbidden => "Forbidden",
             Reason::RegistrySlow => "Timed out: registry slow",
             Reason::ImagePullBackoff => "Timed out: image pull back-off",
             Reason::Unschedulable => "Timed out: unschedulable",
@@ -262,7 +268,8 @@ mod tests {
                 "apply_rejected",
                 "condition_failed",
                 "pvc_lost",
-                "absent"
+                "absent",
+                "forbidden"
             ]
         );
         assert!(

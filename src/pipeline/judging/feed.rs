@@ -35,12 +35,18 @@ pub struct Feed {
     /// Evidence the rules can do without (Events, Nodes): a refusal counts as listed and
     /// empty, so the rules judge more strictly, never more leniently.
     optional: HashSet<usize>,
+    /// CustomResourceDefinition scopes: refused, custom resources are judged without their
+    /// CRDs (the snapshot is told, and says what that leaves unchecked).
+    crds: HashSet<usize>,
+    /// Scopes the deployer may not list (403), with the refusal: waiting will not bring them.
+    pub forbidden: HashMap<usize, String>,
 }
 
 impl Feed {
-    pub fn new(optional: HashSet<usize>) -> Feed {
+    pub fn new(optional: HashSet<usize>, crds: HashSet<usize>) -> Feed {
         Feed {
             optional,
+            crds,
             ..Feed::default()
         }
     }
@@ -122,11 +128,20 @@ impl Feed {
                 message,
                 forbidden,
             } => {
-                // Anything refused but optional evidence keeps its resources waiting.
+                // Optional evidence refused is evidence absent; CRDs refused leave custom
+                // resources to be judged without them; anything else refused fails the
+                // resources that need it.
                 if forbidden && self.optional.contains(&scope) {
                     self.listed.insert(scope);
+                } else if forbidden && self.crds.contains(&scope) {
+                    self.listed.insert(scope);
+                    snapshot.set_crds_unreadable();
+                } else {
+                    if forbidden {
+                        self.forbidden.insert(scope, message.clone());
+                    }
+                    self.blind.entry(scope).or_insert(at);
                 }
-                self.blind.entry(scope).or_insert(at);
                 let seen = self.troubles.entry(scope).or_insert((0, String::new()));
                 seen.0 += 1;
                 seen.1.clone_from(&message);

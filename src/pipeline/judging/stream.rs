@@ -83,7 +83,13 @@ pub async fn judge_stream(
         .filter(|(_, s)| matches!(s.resource.kind.as_str(), "Event" | "Node"))
         .map(|(i, _)| i)
         .collect();
-    let mut feed = Feed::new(optional);
+    let crds: HashSet<usize> = scopes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.resource.kind == "CustomResourceDefinition")
+        .map(|(i, _)| i)
+        .collect();
+    let mut feed = Feed::new(optional, crds);
     let mut watchers_alive = true;
     let (view_tx, mut view_rx) = mpsc::channel(64);
     let mut next_status = Instant::now() + STATUS_EVERY;

@@ -69,6 +69,13 @@ impl Watched {
         elapsed: Duration,
     ) -> Assessment {
         let (listed, troubles) = (&feed.listed, &feed.troubles);
+        if let Some((scope, refusal)) = self
+            .depends_on
+            .iter()
+            .find_map(|i| feed.forbidden.get(i).map(|r| (*i, r)))
+        {
+            return forbidden(&scopes[scope], refusal);
+        }
         let unlisted: Vec<usize> = self
             .depends_on
             .iter()
@@ -164,6 +171,30 @@ impl Watched {
         let seconds = self.pending.applied_at.elapsed().as_secs_f64();
         outcomes::outcome(manifest, judged, seconds, Vec::new())
     }
+}
+
+/// A resource whose verdict needs a list the deployer may not make: waiting will not
+/// bring it, and no verdict can be taken without it.
+fn forbidden(scope: &WatchScope, refusal: &str) -> Assessment {
+    let resource = &scope.resource;
+    let group = if resource.group.is_empty() {
+        String::new()
+    } else {
+        format!(".{}", resource.group)
+    };
+    let place = match &scope.namespace {
+        Some(ns) => format!("in namespace {ns}"),
+        None => "cluster-wide".to_owned(),
+    };
+    Assessment::failed(
+        Reason::Forbidden,
+        format!(
+            "the deployer may not list and watch {}{group} {place}, which its verdict needs \
+             ({refusal}); grant list and watch on {}{group} (deploy-action rbac prints the \
+             Role a deploy needs)",
+            resource.plural, resource.plural
+        ),
+    )
 }
 
 /// A resource its kind's complete list lacks, when nothing is going to create it.

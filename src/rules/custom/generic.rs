@@ -19,14 +19,17 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
     let crd = if is_builtin_group(target.group()) {
         None
     } else {
-        let Some(crd) = crd_of(snapshot, target.group(), target.kind()) else {
-            return Assessment::not_ready(format!(
-                "its CustomResourceDefinition (group {}, kind {}) is not in the cluster's view yet",
-                target.group(),
-                target.kind()
-            ));
-        };
-        Some(crd)
+        match crd_of(snapshot, target.group(), target.kind()) {
+            Some(crd) => Some(crd),
+            None if snapshot.crds_unreadable() => return without_crd(obj, target, snapshot),
+            None => {
+                return Assessment::not_ready(format!(
+                    "its CustomResourceDefinition (group {}, kind {}) is not in the cluster's view yet",
+                    target.group(),
+                    target.kind()
+                ));
+            }
+        }
     };
     let manifest = target.declared.as_deref();
     let rule = match health::user_rule(snapshot, crd.as_ref(), target.group(), target.kind()) {
@@ -55,6 +58,39 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
     match rule {
         Some(rule) => rule.assess(obj, manifest),
         None => generation::lag(obj).unwrap_or_else(|| kstatus(obj, status_declared)),
+    }
+}
+
+/// What the deployer may not read says of a custom resource: the CRD list was refused, so
+/// its CRD's own health rule and whether it declares a status are unknown. Its kind is
+/// known from discovery (it was applied); the run's rules, the bundled ones and kstatus
+/// read its status, and an object without one is not done (a controller may be about to
+/// report). A success says what went unchecked.
+fn without_crd(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
+    const UNCHECKED: &str = "its CRD could not be read (the deployer may not list \
+                             CustomResourceDefinitions), so a health rule the CRD declares \
+                             was not checked";
+    let rule = match health::user_rule(snapshot, None, target.group(), target.kind()) {
+        Found::Rule(rule) => Some(rule),
+        _ => health::bundled_rule(target.group(), target.kind()),
+    };
+    let assessment = match rule {
+        Some(rule) => rule.assess(obj, target.declared.as_deref()),
+        None if !has_status(obj) => {
+            return Assessment::pending(
+                Reason::NotReconciled,
+                format!(
+                    "no controller has reported on it yet, and {UNCHECKED} nor whether one will"
+                ),
+            );
+        }
+        None => generation::lag(obj).unwrap_or_else(|| kstatus(obj, None)),
+    };
+    match assessment {
+        Assessment::Succeeded { message } => {
+            Assessment::succeeded(format!("{message}; {UNCHECKED}"))
+        }
+        other => other,
     }
 }
 
@@ -489,6 +525,61 @@ mod tests {
         assert!(
             got.message().contains("CustomResourceDefinition"),
             "{got:?}"
+        );
+    }
+
+    /// Judged with the CRD list refused: no CRD in view, and the snapshot knows why.
+    #[track_caller]
+    fn case_without_crd(obj: &Value, expected: (Option<Reason>, &str)) {
+        let mut snap = crate::rules::fixtures::snapshot(std::slice::from_ref(obj));
+        snap.set_crds_unreadable();
+        let target = Target::new("acme.io/v1", "Widget", Some("shop"), "blue");
+        let got = assess(obj, &target, &snap);
+        assert_eq!((got.reason(), got.message()), expected, "{got:?}");
+    }
+
+    #[test]
+    fn without_a_readable_crd_the_status_decides_and_a_success_says_what_went_unchecked() {
+        let unchecked = "its CRD could not be read (the deployer may not list \
+                         CustomResourceDefinitions), so a health rule the CRD declares was not \
+                         checked";
+        // No status: a controller may be about to report; not done.
+        case_without_crd(
+            &widget(1, &json!({})),
+            (
+                Some(Reason::NotReconciled),
+                &format!(
+                    "no controller has reported on it yet, and {unchecked} nor whether one will"
+                ),
+            ),
+        );
+        case_without_crd(
+            &widget(
+                2,
+                &json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Synced", "all good")]}),
+            ),
+            (None, &format!("Ready=True (Synced): all good; {unchecked}")),
+        );
+        case_without_crd(
+            &widget(
+                2,
+                &json!({"observedGeneration": 2, "conditions": [cond("Stalled", "True", "Broken", "no quota")]}),
+            ),
+            (
+                Some(Reason::ConditionFailed),
+                "Stalled=True (Broken): no quota",
+            ),
+        );
+        // An old generation's status is still not this spec's.
+        case_without_crd(
+            &widget(
+                3,
+                &json!({"observedGeneration": 2, "conditions": [cond("Ready", "True", "Synced", "all good")]}),
+            ),
+            (
+                Some(Reason::NotReconciled),
+                "waiting for the controller to observe generation 3 (status is for 2)",
+            ),
         );
     }
 }
