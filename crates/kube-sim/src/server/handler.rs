@@ -1,8 +1,11 @@
 //! The one entry point for every request: route, record, inject faults, dispatch.
 
+use super::access_review;
+use super::authn::Loopback;
 use super::discovery;
 use super::params::Params;
 use super::path::{self, ResourcePath, Route};
+use super::rbac::{self, Attributes};
 use super::recorder::RecordedCall;
 use super::state::ServerState;
 use super::status::ApiError;
@@ -55,7 +58,23 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     let (parts, body) = req.into_parts();
     let params = Params::parse(parts.uri.query());
     let accept = header_str(&parts.headers, header::ACCEPT);
-    let Some(route) = path::parse(parts.uri.path()) else {
+    let route = path::parse(parts.uri.path());
+    // Authentication, then authorization, before anything else (an unknown path is a 403
+    // before it is a 404). kube-sim's own /debug endpoints are not the API: always open.
+    let mut user = None;
+    if !matches!(route, Some(Route::DebugRequests | Route::DebugMilestones)) {
+        let loopback = parts.extensions.get::<Loopback>().is_some();
+        user = state.authn.authenticate(&parts.headers, loopback)?;
+        if let (Some(u), true) = (&user, state.rbac) {
+            let attrs =
+                Attributes::of_request(u.clone(), parts.method.as_str(), parts.uri.path(), &params);
+            let decision = rbac::authorize(&state.store, &attrs);
+            if !decision.allowed {
+                return Err(attrs.forbidden(&decision.reason));
+            }
+        }
+    }
+    let Some(route) = route else {
         return Err(ApiError::path_not_found());
     };
     let registry = &state.registry;
@@ -111,6 +130,27 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         }
         Route::Resource(p) => p,
     };
+    if resource_path.group == access_review::GROUP
+        && access_review::is_review(&resource_path.resource)
+    {
+        if parts.method != Method::POST || resource_path.name.is_some() {
+            return Err(ApiError::method_not_allowed());
+        }
+        let call = RecordedCall::of(&parts, "create", &resource_path.resource, None);
+        state.recorder.record(call);
+        let body = to_bytes(body, MAX_BODY)
+            .await
+            .map_err(|e| ApiError::bad_request(format!("failed to read request body: {e}")))?;
+        let content_type = header_str(&parts.headers, header::CONTENT_TYPE);
+        return access_review::review(
+            state,
+            user.as_ref(),
+            &resource_path.resource,
+            &content_type,
+            &body,
+        )
+        .map(|v| with_code(201, v));
+    }
     let rt = registry
         .by_path(
             &resource_path.group,
