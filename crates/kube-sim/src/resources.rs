@@ -295,6 +295,16 @@ const BUILTIN: &[Row] = &[
     ),
     // Reviews: created and answered, never stored (server/access_review.rs).
     (
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
+        &[],
+        &[],
+        &[],
+    ),
+    (
         "authorization.k8s.io",
         "v1",
         "SelfSubjectAccessReview",
@@ -421,7 +431,7 @@ const BUILTIN: &[Row] = &[
 fn create_only(kind: &str) -> bool {
     matches!(
         kind,
-        "Binding" | "SelfSubjectAccessReview" | "SelfSubjectRulesReview"
+        "Binding" | "SelfSubjectAccessReview" | "SelfSubjectRulesReview" | "SelfSubjectReview"
     )
 }
 

@@ -422,3 +422,116 @@ async fn the_binary_serves_tls_tokens_and_rbac() {
     );
     child.kill().await.expect("stop kube-sim");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_as_impersonates_only_when_rbac_allows_and_whoami_says_who() {
+    let Some(s) = Secured::start().await else {
+        return;
+    };
+    let admin = s.user("admin-token");
+    let ci = s.user("ci-token");
+    s.ok(&admin, &["apply", "-f", "-"], Some(GRANTS)).await;
+    let whoami = s.ok(&ci, &["auth", "whoami"], None).await;
+    assert_eq!(
+        whoami.lines().map(str::trim_end).collect::<Vec<_>>(),
+        [
+            "ATTRIBUTE   VALUE",
+            "Username    ci",
+            "Groups      [devs system:authenticated]"
+        ]
+    );
+    // system:masters may impersonate anyone; the request is then authorized as them.
+    let as_ci = |verb: &'static str| ["auth", "can-i", verb, "pods", "--as=ci"];
+    assert_eq!(s.ok(&admin, &as_ci("list"), None).await.trim(), "yes");
+    let out = s.run(&admin, &as_ci("delete"), None).await;
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "no");
+    let sa = s
+        .ok(
+            &admin,
+            &[
+                "auth",
+                "whoami",
+                "--as=system:serviceaccount:shop:deployer",
+                "-o",
+                "json",
+            ],
+            None,
+        )
+        .await;
+    let sa: serde_json::Value = serde_json::from_str(&sa).expect("json");
+    assert_eq!(
+        sa["status"]["userInfo"]["groups"],
+        serde_json::json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:shop",
+            "system:authenticated"
+        ])
+    );
+
+    // ci may not impersonate until a role lets it, and only whom the role names.
+    let out = s.run(&ci, &["get", "pods", "--as=admin"], None).await;
+    assert_eq!(
+        stderr(&out).trim(),
+        r#"Error from server (Forbidden): users "admin" is forbidden: User "ci" cannot impersonate resource "users" in API group "" at the cluster scope"#
+    );
+    let out = s
+        .run(
+            &ci,
+            &[
+                "get",
+                "deployments",
+                "--as=system:serviceaccount:shop:deployer",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(
+        stderr(&out).trim(),
+        r#"Error from server (Forbidden): serviceaccounts "deployer" is forbidden: User "ci" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "shop""#
+    );
+    s.ok(
+        &admin,
+        &[
+            "create",
+            "role",
+            "impersonate-deployer",
+            "--verb=impersonate",
+            "--resource=serviceaccounts",
+            "--resource-name=deployer",
+        ],
+        None,
+    )
+    .await;
+    s.ok(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "ci-impersonates",
+            "--role=impersonate-deployer",
+            "--user=ci",
+        ],
+        None,
+    )
+    .await;
+    let sa_can = [
+        "auth",
+        "can-i",
+        "create",
+        "deployments.apps",
+        "--as=system:serviceaccount:shop:deployer",
+    ];
+    assert_eq!(s.ok(&ci, &sa_can, None).await.trim(), "yes");
+    let out = s
+        .run(
+            &ci,
+            &["get", "pods", "--as=system:serviceaccount:shop:other"],
+            None,
+        )
+        .await;
+    assert!(
+        stderr(&out).contains(r#"serviceaccounts "other" is forbidden"#),
+        "{}",
+        stderr(&out)
+    );
+}

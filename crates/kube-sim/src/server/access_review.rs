@@ -1,6 +1,7 @@
 //! SelfSubjectAccessReview and SelfSubjectRulesReview: how `kubectl auth can-i` (and
-//! `can-i --list`) asks the API server what its own user may do. Answered by the same
-//! RBAC authorizer that guards every request.
+//! `can-i --list`) asks the API server what its own user may do, answered by the same
+//! RBAC authorizer that guards every request; and SelfSubjectReview, how `kubectl auth
+//! whoami` asks who it is.
 
 use super::authn::{MASTERS, UserInfo};
 use super::rbac::{self, Attributes, ResourceAttributes};
@@ -10,13 +11,18 @@ use super::write::decode_body;
 use serde_json::{Map, Value, json};
 
 pub const GROUP: &str = "authorization.k8s.io";
+const AUTHENTICATION: &str = "authentication.k8s.io";
 
-/// Whether kube-sim answers this resource of `authorization.k8s.io` itself.
-pub fn is_review(resource: &str) -> bool {
-    matches!(
-        resource,
-        "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
-    )
+/// Whether kube-sim answers this resource (of `group`) as a review.
+pub fn is_review(group: &str, resource: &str) -> bool {
+    match group {
+        GROUP => matches!(
+            resource,
+            "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
+        ),
+        AUTHENTICATION => resource == "selfsubjectreviews",
+        _ => false,
+    }
 }
 
 /// Answer a review (`resource` is one [`is_review`] accepts): 201 with the review and its
@@ -29,6 +35,23 @@ pub fn review(
     body: &[u8],
 ) -> Result<Value, ApiError> {
     let mut review = decode_body(content_type, body)?;
+    if resource == "selfsubjectreviews" {
+        review["apiVersion"] = json!(format!("{AUTHENTICATION}/v1"));
+        review["kind"] = json!("SelfSubjectReview");
+        review["metadata"] = json!({"creationTimestamp": null});
+        // Authentication off: the request is anonymous.
+        let (name, groups) = user.map_or_else(
+            || {
+                (
+                    "system:anonymous".to_owned(),
+                    vec!["system:unauthenticated".to_owned()],
+                )
+            },
+            |u| (u.name.clone(), u.groups.clone()),
+        );
+        review["status"] = json!({"userInfo": {"username": name, "groups": groups}});
+        return Ok(review);
+    }
     let spec = review.get("spec").cloned().unwrap_or_else(|| json!({}));
     let status = if resource == "selfsubjectaccessreviews" {
         access(state, user, &spec)?

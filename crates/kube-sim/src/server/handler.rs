@@ -3,6 +3,7 @@
 use super::access_review;
 use super::authn::Loopback;
 use super::discovery;
+use super::impersonate;
 use super::params::Params;
 use super::path::{self, ResourcePath, Route};
 use super::rbac::{self, Attributes};
@@ -65,6 +66,9 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     if !matches!(route, Some(Route::DebugRequests | Route::DebugMilestones)) {
         let loopback = parts.extensions.get::<Loopback>().is_some();
         user = state.authn.authenticate(&parts.headers, loopback)?;
+        if let Some(u) = user {
+            user = Some(impersonate::apply(state, u, &parts.headers)?);
+        }
         if let (Some(u), true) = (&user, state.rbac) {
             let attrs =
                 Attributes::of_request(u.clone(), parts.method.as_str(), parts.uri.path(), &params);
@@ -130,9 +134,7 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         }
         Route::Resource(p) => p,
     };
-    if resource_path.group == access_review::GROUP
-        && access_review::is_review(&resource_path.resource)
-    {
+    if access_review::is_review(&resource_path.group, &resource_path.resource) {
         if parts.method != Method::POST || resource_path.name.is_some() {
             return Err(ApiError::method_not_allowed());
         }

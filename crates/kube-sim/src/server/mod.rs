@@ -8,6 +8,7 @@ mod discovery;
 mod faults;
 mod fieldvalidation;
 mod handler;
+mod impersonate;
 mod milestones;
 mod openapi;
 mod params;

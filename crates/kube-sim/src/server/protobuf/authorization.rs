@@ -1,7 +1,8 @@
-//! The protobuf messages `kubectl auth can-i` sends: SelfSubjectAccessReview and
-//! SelfSubjectRulesReview (k8s.io/api authorization/v1 `generated.proto`).
+//! The protobuf messages `kubectl auth can-i` and `kubectl auth whoami` send:
+//! SelfSubjectAccessReview, SelfSubjectRulesReview (k8s.io/api authorization/v1
+//! `generated.proto`) and SelfSubjectReview (authentication/v1).
 
-use super::schema::{EMPTY_STATUS, Field, OBJECT_META, Ty, one};
+use super::schema::{EMPTY_STATUS, Field, OBJECT_META, Ty, many, one};
 
 const RESOURCE_ATTRIBUTES: &[Field] = &[
     one(1, "namespace", Ty::Str),
@@ -30,4 +31,20 @@ pub const SELF_SUBJECT_RULES_REVIEW: &[Field] = &[
     one(1, "metadata", Ty::Msg(OBJECT_META)),
     one(2, "spec", Ty::Msg(&[one(1, "namespace", Ty::Str)])),
     one(3, "status", Ty::Msg(EMPTY_STATUS)),
+];
+
+/// What a client sends is an empty `status.userInfo`; the server fills it in.
+const USER_INFO: &[Field] = &[
+    one(1, "username", Ty::Str),
+    one(2, "uid", Ty::Str),
+    many(3, "groups", Ty::Str),
+];
+
+pub const SELF_SUBJECT_REVIEW: &[Field] = &[
+    one(1, "metadata", Ty::Msg(OBJECT_META)),
+    one(
+        2,
+        "status",
+        Ty::Msg(&[one(1, "userInfo", Ty::Msg(USER_INFO))]),
+    ),
 ];

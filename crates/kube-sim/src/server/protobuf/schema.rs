@@ -199,6 +199,9 @@ pub fn kind(api_version: &str, kind: &str) -> Option<&'static [Field]> {
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => {
             Some(rbac::BINDING)
         }
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
+            Some(authorization::SELF_SUBJECT_REVIEW)
+        }
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             Some(authorization::SELF_SUBJECT_ACCESS_REVIEW)
         }
