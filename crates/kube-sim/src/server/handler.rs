@@ -1,7 +1,8 @@
-//! The one entry point for every request: route, record, inject faults, dispatch.
+//! The one entry point for every request: authenticate, authorize, route, record, inject
+//! faults, dispatch.
 
 use super::access_review;
-use super::authn::Loopback;
+use super::authn::{Loopback, UserInfo};
 use super::discovery;
 use super::impersonate;
 use super::params::Params;
@@ -60,24 +61,7 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     let params = Params::parse(parts.uri.query());
     let accept = header_str(&parts.headers, header::ACCEPT);
     let route = path::parse(parts.uri.path());
-    // Authentication, then authorization, before anything else (an unknown path is a 403
-    // before it is a 404). kube-sim's own /debug endpoints are not the API: always open.
-    let mut user = None;
-    if !matches!(route, Some(Route::DebugRequests | Route::DebugMilestones)) {
-        let loopback = parts.extensions.get::<Loopback>().is_some();
-        user = state.authn.authenticate(&parts.headers, loopback)?;
-        if let Some(u) = user {
-            user = Some(impersonate::apply(state, u, &parts.headers)?);
-        }
-        if let (Some(u), true) = (&user, state.rbac) {
-            let attrs =
-                Attributes::of_request(u.clone(), parts.method.as_str(), parts.uri.path(), &params);
-            let decision = rbac::authorize(&state.store, &attrs);
-            if !decision.allowed {
-                return Err(attrs.forbidden(&decision.reason));
-            }
-        }
-    }
+    let user = identify(state, &parts, &params, route.as_ref())?;
     let Some(route) = route else {
         return Err(ApiError::path_not_found());
     };
@@ -225,6 +209,39 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         }
     }
     Ok(resp)
+}
+
+/// Who sent the request (`None` with authentication off), once it is authenticated,
+/// impersonation applied, and authorized. This comes before routing, as in kube-apiserver:
+/// an unknown path is a 401 or 403 before it is a 404. kube-sim's own `/debug` endpoints
+/// are not the API and stay open.
+fn identify(
+    state: &ServerState,
+    parts: &http::request::Parts,
+    params: &Params,
+    route: Option<&Route>,
+) -> Result<Option<UserInfo>, ApiError> {
+    if matches!(route, Some(Route::DebugRequests | Route::DebugMilestones)) {
+        return Ok(None);
+    }
+    let loopback = parts.extensions.get::<Loopback>().is_some();
+    let Some(user) = state.authn.authenticate(&parts.headers, loopback)? else {
+        return Ok(None);
+    };
+    let user = impersonate::apply(state, user, &parts.headers)?;
+    if state.rbac {
+        let attrs = Attributes::of_request(
+            user.clone(),
+            parts.method.as_str(),
+            parts.uri.path(),
+            params,
+        );
+        let decision = rbac::authorize(&state.store, &attrs);
+        if !decision.allowed {
+            return Err(attrs.forbidden(&decision.reason));
+        }
+    }
+    Ok(Some(user))
 }
 
 /// `299 - "unknown field \"spec.replica\""`: code 299, no agent, the text quoted.
