@@ -1,8 +1,9 @@
-//! The `kube-sim` command line: serve a scenario over HTTP for black-box tests and demos.
+//! The `kube-sim` command line: serve a scenario over HTTP or HTTPS, with bearer tokens and
+//! RBAC when asked, for black-box tests and demos.
 
 use crate::clock::Clock;
-use crate::kubeconfig::write_kubeconfig;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, TokenSpec};
+use crate::serve::{ServeError, ServeOptions};
 use crate::sim::Sim;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -34,6 +35,20 @@ pub enum Command {
         /// Namespace the kubeconfig's context uses.
         #[arg(long, default_value = "default")]
         namespace: String,
+        /// Serve HTTPS with a CA generated at start (the kubeconfig carries it).
+        #[arg(long)]
+        tls: bool,
+        /// Accept a bearer token: `TOKEN,USER[,GROUP...]` (repeatable). The kubeconfig
+        /// uses the first token file, else the first token.
+        #[arg(long = "token", value_name = "TOKEN,USER[,GROUP...]", value_parser = token_arg)]
+        tokens: Vec<TokenSpec>,
+        /// Accept the token a file holds, read again on every request so that rewriting
+        /// the file rotates it: `PATH,USER[,GROUP...]` (repeatable).
+        #[arg(long = "token-file", value_name = "PATH,USER[,GROUP...]", value_parser = token_file_arg)]
+        token_files: Vec<TokenSpec>,
+        /// Authorize every request by RBAC (Roles, ClusterRoles and their bindings).
+        #[arg(long)]
+        rbac: bool,
     },
     /// Check a scenario file and exit.
     Check { scenario: PathBuf },
@@ -44,12 +59,8 @@ pub enum Command {
 pub enum CliError {
     #[error(transparent)]
     Scenario(#[from] crate::scenario::ScenarioError),
-    #[error("failed to listen on {addr}")]
-    Listen {
-        addr: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Serve(#[from] ServeError),
     #[error("failed to write kubeconfig {path}")]
     Kubeconfig {
         path: String,
@@ -74,32 +85,52 @@ pub async fn run(cli: Cli, out: &mut dyn std::io::Write) -> Result<(), CliError>
             listen,
             kubeconfig,
             namespace,
+            tls,
+            tokens,
+            token_files,
+            rbac,
         } => {
-            let scenario = match scenario {
+            let mut scenario = match scenario {
                 Some(path) => Scenario::from_file(&path)?,
                 None => Scenario::default(),
             };
+            // The kubeconfig's credential: the first token file, else the first token.
+            let credential = token_files
+                .iter()
+                .chain(&tokens)
+                .chain(&scenario.auth.tokens)
+                .next()
+                .cloned();
+            scenario.auth.tokens.extend(token_files);
+            scenario.auth.tokens.extend(tokens);
+            scenario.auth.rbac |= rbac;
             let epoch = jiff::Timestamp::now();
             let mut sim = Sim::start_with_clock(scenario, Clock::starting_at(epoch));
-            let addr = sim
-                .serve(&listen)
-                .await
-                .map_err(|source| CliError::Listen {
-                    addr: listen.clone(),
-                    source,
-                })?;
+            let mut options = ServeOptions::new(&listen);
+            if tls {
+                options = options.tls();
+            }
+            let served = sim.serve_with(options).await?;
             if let Some(path) = &kubeconfig {
-                write_kubeconfig(path, addr, &namespace).map_err(|source| {
-                    CliError::Kubeconfig {
-                        path: path.display().to_string(),
-                        source,
-                    }
+                let mut config = served.kubeconfig().namespace(&namespace);
+                match credential {
+                    Some(TokenSpec {
+                        token_file: Some(file),
+                        ..
+                    }) => config = config.token_file(&file),
+                    Some(TokenSpec { token: Some(t), .. }) => config = config.token(&t),
+                    _ => {}
+                }
+                config.write(path).map_err(|source| CliError::Kubeconfig {
+                    path: path.display().to_string(),
+                    source,
                 })?;
             }
             let _ = writeln!(
                 out,
-                "kube-sim serving Kubernetes {} at http://{addr}",
-                sim.scenario.kubernetes_version
+                "kube-sim serving Kubernetes {} at {}",
+                sim.scenario.kubernetes_version,
+                served.url()
             );
             let _ = out.flush();
             shutdown_signal().await;
@@ -111,6 +142,31 @@ pub async fn run(cli: Cli, out: &mut dyn std::io::Write) -> Result<(), CliError>
             Ok(())
         }
     }
+}
+
+/// `TOKEN,USER[,GROUP...]`.
+fn token_arg(arg: &str) -> Result<TokenSpec, String> {
+    let (token, user, groups) = split_token_arg(arg, "TOKEN")?;
+    Ok(TokenSpec::token(token, user, &groups))
+}
+
+/// `PATH,USER[,GROUP...]`.
+fn token_file_arg(arg: &str) -> Result<TokenSpec, String> {
+    let (path, user, groups) = split_token_arg(arg, "PATH")?;
+    Ok(TokenSpec::token_file(path, user, &groups))
+}
+
+fn split_token_arg<'a>(
+    arg: &'a str,
+    first: &str,
+) -> Result<(&'a str, &'a str, Vec<&'a str>), String> {
+    let mut parts = arg.split(',');
+    let head = parts.next().unwrap_or_default();
+    let user = parts.next().unwrap_or_default();
+    if head.is_empty() || user.is_empty() {
+        return Err(format!("expected {first},USER[,GROUP...], got {arg:?}"));
+    }
+    Ok((head, user, parts.filter(|g| !g.is_empty()).collect()))
 }
 
 async fn shutdown_signal() {

@@ -14,10 +14,15 @@ pub mod kubelet;
 pub mod logs;
 pub mod resources;
 pub mod scenario;
+pub mod serve;
 pub mod server;
 pub mod sim;
 pub mod store;
+pub mod tls;
 pub mod validation;
 
-pub use scenario::Scenario;
+pub use kubeconfig::Kubeconfig;
+pub use scenario::{Scenario, TokenSpec};
+pub use serve::{ServeOptions, Served};
+pub use server::UserInfo;
 pub use sim::Sim;

@@ -293,6 +293,37 @@ const BUILTIN: &[Row] = &[
         &["status"],
         &[],
     ),
+    // Reviews: created and answered, never stored (server/access_review.rs).
+    (
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        false,
+        &[],
+        &[],
+        &[],
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+        false,
+        &[],
+        &[],
+        &[],
+    ),
     (
         "rbac.authorization.k8s.io",
         "v1",
@@ -396,6 +427,14 @@ const BUILTIN: &[Row] = &[
 ];
 
 /// Thread-safe set of resource types; CRDs add and remove entries at run time.
+/// Kinds that are only ever created (and answered), never read back.
+fn create_only(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Binding" | "SelfSubjectAccessReview" | "SelfSubjectRulesReview" | "SelfSubjectReview"
+    )
+}
+
 #[derive(Debug)]
 pub struct Registry {
     types: RwLock<Vec<ResourceType>>,
@@ -420,7 +459,7 @@ impl Registry {
                     singular: kind.to_ascii_lowercase(),
                     namespaced,
                     short_names: short.iter().map(|s| (*s).to_owned()).collect(),
-                    verbs: if kind == "Binding" {
+                    verbs: if create_only(kind) {
                         vec!["create".into()]
                     } else {
                         RW.iter().map(|s| (*s).to_owned()).collect()

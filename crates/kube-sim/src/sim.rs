@@ -6,9 +6,10 @@ use crate::engine::Engine;
 use crate::engine::world::key_of;
 use crate::logs::LogStore;
 use crate::resources::Registry;
-use crate::scenario::{Scenario, timeline};
+use crate::scenario::{Scenario, TokenSpec, timeline};
+use crate::serve::{self, Listener, ServeError, ServeOptions, Served};
 use crate::server::{self, ServerState};
-use crate::store::{ObjectKey, Store, StoreError};
+use crate::store::{DeleteOptions, ObjectKey, Store, StoreError};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
@@ -104,25 +105,60 @@ impl Sim {
         }
     }
 
-    /// A kube client talking to this cluster in-process (works under a paused clock).
+    /// A kube client talking to this cluster in-process (works under a paused clock). With
+    /// authentication on it is the loopback superuser, in `system:masters`.
     pub fn client(&self) -> kube::Client {
         server::in_process_client(self.server.clone())
     }
 
-    /// Serve the API on `addr` (e.g. `127.0.0.1:0`); returns the bound address.
+    /// An in-process kube client authenticating with a bearer token: whoever the token
+    /// names, subject to RBAC, or refused with 401.
+    pub fn client_with_token(&self, token: &str) -> kube::Client {
+        server::in_process_client_with_token(self.server.clone(), token)
+    }
+
+    /// Accept another bearer token from the next request on (authentication must be on:
+    /// the scenario lists a token or turns RBAC on).
+    pub fn add_token(&self, token: &TokenSpec) {
+        self.server.authn.add(token);
+    }
+
+    /// Refuse a static token from the next request on (401); whether it was accepted.
+    pub fn revoke_token(&self, token: &str) -> bool {
+        self.server.authn.revoke(token)
+    }
+
+    /// Serve the API on `addr` (e.g. `127.0.0.1:0`) over plain HTTP; returns the bound
+    /// address.
     ///
     /// # Errors
     /// When the address cannot be bound.
     pub async fn serve(&mut self, addr: &str) -> std::io::Result<std::net::SocketAddr> {
-        let listener = tokio::net::TcpListener::bind(addr).await?;
-        let local = listener.local_addr()?;
+        match self.serve_with(ServeOptions::new(addr)).await {
+            Ok(served) => Ok(served.addr),
+            Err(ServeError::Listen { source, .. }) => Err(source),
+            Err(e) => Err(std::io::Error::other(e)),
+        }
+    }
+
+    /// Serve the API as `options` say (HTTPS with `.tls()`); the address, URL, CA and a
+    /// kubeconfig to start from.
+    ///
+    /// # Errors
+    /// When the address cannot be bound or the certificates cannot be made.
+    pub async fn serve_with(&mut self, options: ServeOptions) -> Result<Served, ServeError> {
+        let (listener, served) = serve::bind(&options).await?;
         let router = server::router(self.server.clone());
         self.tasks.push(tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, router).await {
+            let result = match listener {
+                Listener::Plain(l) => axum::serve(l, router).await,
+                Listener::Tls(l) => axum::serve(l, router).await,
+            };
+            if let Err(e) = result {
                 tracing::error!("kube-sim server stopped: {e}");
             }
         }));
-        Ok(local)
+        Ok(served)
     }
 
     /// The store key of an object.
@@ -137,6 +173,22 @@ impl Sim {
             .ok_or_else(|| StoreError::NotFound("kind of the object".into()))?;
         crate::defaults::default_object(&mut object);
         self.store.create(&key, object)
+    }
+
+    /// Delete an object as a client would (a RoleBinding's grant ends with it); the object
+    /// as deleted (or marked, when finalizers hold it).
+    pub fn delete(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<Value>, StoreError> {
+        let key = self
+            .key_of(&json!({"apiVersion": api_version, "kind": kind,
+                "metadata": {"name": name, "namespace": namespace}}))
+            .ok_or_else(|| StoreError::NotFound(format!("kind {kind} of {api_version}")))?;
+        self.store.delete(&key, DeleteOptions::default())
     }
 
     /// Get an object by apiVersion, kind, namespace and name.
@@ -196,6 +248,9 @@ fn bootstrap(store: &Store, scenario: &Scenario) {
                "provisioner": "kube-sim.io/local", "reclaimPolicy": "Delete",
                "volumeBindingMode": "Immediate"}),
     );
+    if scenario.auth.rbac {
+        server::rbac::bootstrap_roles(store);
+    }
 }
 
 /// Apply the timeline's literal objects at their offsets and freeze them. The scenario was

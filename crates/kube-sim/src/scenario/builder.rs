@@ -1,7 +1,9 @@
 //! The Rust equivalent of a scenario file, for tests.
 
 use super::image::ImageBehaviour;
-use super::{Fault, KubeVersion, NodeSpec, Scenario, TimelineError, TimelineStep, node_names};
+use super::{
+    Fault, KubeVersion, NodeSpec, Scenario, TimelineError, TimelineStep, TokenSpec, node_names,
+};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -74,6 +76,26 @@ impl ScenarioBuilder {
 
     pub fn watch_history(mut self, events: usize) -> Self {
         self.scenario.watch_history = events.max(1);
+        self
+    }
+
+    /// Require this bearer token on every request (authentication turns on with the first).
+    ///
+    /// # Panics
+    /// On an entry with neither or both of a token and a token file.
+    pub fn token(mut self, token: TokenSpec) -> Self {
+        if let Some(problem) = token.problem() {
+            panic!("kube-sim token refused: {problem}");
+        }
+        self.scenario.auth.tokens.push(token);
+        self
+    }
+
+    /// Authorize every request by RBAC (and require a bearer token). Creates the bootstrap
+    /// roles a real cluster has: `cluster-admin` for group `system:masters`, and discovery,
+    /// self access reviews and `/version` for every authenticated user.
+    pub fn rbac(mut self) -> Self {
+        self.scenario.auth.rbac = true;
         self
     }
 

@@ -1,13 +1,16 @@
 //! Scenarios: what the simulated cluster is (version, nodes), how images and containers
-//! behave, which faults the API server injects, and a timeline of literal objects to replay.
+//! behave, which faults the API server injects, who may call it (tokens, RBAC), and a
+//! timeline of literal objects to replay.
 //! Read from a YAML file or built in Rust with [`ScenarioBuilder`].
 
+mod auth;
 mod builder;
 mod duration;
 mod image;
 mod parse;
 pub mod timeline;
 
+pub use auth::{AuthSpec, TokenSpec};
 pub use builder::ScenarioBuilder;
 pub use duration::Dur;
 pub use image::{Exit, ImageBehaviour, ImageTable, PullBehaviour, Readiness};
@@ -128,6 +131,8 @@ pub struct Scenario {
     pub controller_delay: Duration,
     /// Watch history kept for resumption; older resourceVersions get 410 Expired.
     pub watch_history: usize,
+    /// Bearer tokens and RBAC; off by default.
+    pub auth: AuthSpec,
 }
 
 impl Default for Scenario {
@@ -143,6 +148,7 @@ impl Default for Scenario {
             timeline: Vec::new(),
             controller_delay: Duration::from_millis(100),
             watch_history: 10_000,
+            auth: AuthSpec::default(),
         }
     }
 }

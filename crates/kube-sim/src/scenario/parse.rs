@@ -2,7 +2,8 @@
 
 use super::image::{ImageBehaviour, ImageTable};
 use super::{
-    Dur, Fault, KubeVersion, NodeSpec, ObjectRef, Scenario, TimelineStep, node_names, timeline,
+    AuthSpec, Dur, Fault, KubeVersion, NodeSpec, ObjectRef, Scenario, TimelineStep, node_names,
+    timeline,
 };
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -39,6 +40,8 @@ struct RawScenario {
     timeline: Vec<RawStep>,
     controller_delay: Option<Dur>,
     watch_history: Option<usize>,
+    #[serde(default)]
+    auth: AuthSpec,
 }
 
 #[derive(Deserialize)]
@@ -150,6 +153,10 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     if let Some(h) = raw.watch_history {
         scenario.watch_history = h.max(1);
     }
+    if let Some(problem) = raw.auth.tokens.iter().find_map(super::TokenSpec::problem) {
+        return Err(invalid(line_of(text, "auth"), 1, problem));
+    }
+    scenario.auth = raw.auth;
     Ok(scenario)
 }
 
@@ -181,6 +188,12 @@ images:
 faults:
   - {match: {verb: watch, resource: pods}, drop_after_events: 5}
   - {match: {verb: patch, resource: deployments, nth: 1}, status: 429, retry_after: 1s}
+auth:
+  rbac: true
+  tokens:
+    - {token: admin-token, user: admin, groups: ["system:masters"]}
+    - {token_file: /tmp/ci.token, user: ci}
+    - {token: old-token, user: ci, until: 30s}
 timeline:
   - at: 5s
     apply:
@@ -228,6 +241,14 @@ timeline:
         assert_eq!(s.faults[1].matcher.nth, Some(1));
         assert_eq!(s.faults[1].retry_after, Some(Dur(Duration::from_secs(1))));
         assert_eq!(s.timeline[0].at, Duration::from_secs(5));
+        assert!(s.auth.rbac);
+        assert_eq!(s.auth.tokens[0].token.as_deref(), Some("admin-token"));
+        assert_eq!(s.auth.tokens[0].groups, ["system:masters"]);
+        assert_eq!(
+            s.auth.tokens[1].token_file.as_deref(),
+            Some(std::path::Path::new("/tmp/ci.token"))
+        );
+        assert_eq!(s.auth.tokens[2].until, Some(Dur(Duration::from_secs(30))));
     }
 
     #[test]
@@ -241,6 +262,13 @@ timeline:
         let err = parse("typo.yaml", typo).unwrap_err().to_string();
         assert!(err.starts_with("typo.yaml:2:"), "{err}");
         assert!(err.contains("unknown field `imagez`"), "{err}");
+
+        let auth = "nodes: 1\nauth:\n  tokens:\n    - {user: ci}\n";
+        let err = parse("a.yaml", auth).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "a.yaml:2:1: token of user \"ci\" needs token or token_file"
+        );
 
         let version = "kubernetes_version: banana\n";
         let err = parse("v.yaml", version).unwrap_err().to_string();

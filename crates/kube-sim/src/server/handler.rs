@@ -1,8 +1,13 @@
-//! The one entry point for every request: route, record, inject faults, dispatch.
+//! The one entry point for every request: authenticate, authorize, route, record, inject
+//! faults, dispatch.
 
+use super::access_review;
+use super::authn::{Loopback, UserInfo};
 use super::discovery;
+use super::impersonate;
 use super::params::Params;
 use super::path::{self, ResourcePath, Route};
+use super::rbac::{self, Attributes};
 use super::recorder::RecordedCall;
 use super::state::ServerState;
 use super::status::ApiError;
@@ -55,7 +60,9 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
     let (parts, body) = req.into_parts();
     let params = Params::parse(parts.uri.query());
     let accept = header_str(&parts.headers, header::ACCEPT);
-    let Some(route) = path::parse(parts.uri.path()) else {
+    let route = path::parse(parts.uri.path());
+    let user = identify(state, &parts, &params, route.as_ref())?;
+    let Some(route) = route else {
         return Err(ApiError::path_not_found());
     };
     let registry = &state.registry;
@@ -111,6 +118,25 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         }
         Route::Resource(p) => p,
     };
+    if access_review::is_review(&resource_path.group, &resource_path.resource) {
+        if parts.method != Method::POST || resource_path.name.is_some() {
+            return Err(ApiError::method_not_allowed());
+        }
+        let call = RecordedCall::of(&parts, "create", &resource_path.resource, None);
+        state.recorder.record(call);
+        let body = to_bytes(body, MAX_BODY)
+            .await
+            .map_err(|e| ApiError::bad_request(format!("failed to read request body: {e}")))?;
+        let content_type = header_str(&parts.headers, header::CONTENT_TYPE);
+        return access_review::review(
+            state,
+            user.as_ref(),
+            &resource_path.resource,
+            &content_type,
+            &body,
+        )
+        .map(|v| with_code(201, v));
+    }
     let rt = registry
         .by_path(
             &resource_path.group,
@@ -193,6 +219,39 @@ async fn route(state: &Arc<ServerState>, req: Request) -> Result<Response, ApiEr
         }
     }
     Ok(resp)
+}
+
+/// Who sent the request (`None` with authentication off), once it is authenticated,
+/// impersonation applied, and authorized. This comes before routing, as in kube-apiserver:
+/// an unknown path is a 401 or 403 before it is a 404. kube-sim's own `/debug` endpoints
+/// are not the API and stay open.
+fn identify(
+    state: &ServerState,
+    parts: &http::request::Parts,
+    params: &Params,
+    route: Option<&Route>,
+) -> Result<Option<UserInfo>, ApiError> {
+    if matches!(route, Some(Route::DebugRequests | Route::DebugMilestones)) {
+        return Ok(None);
+    }
+    let loopback = parts.extensions.get::<Loopback>().is_some();
+    let Some(user) = state.authn.authenticate(&parts.headers, loopback)? else {
+        return Ok(None);
+    };
+    let user = impersonate::apply(state, user, &parts.headers)?;
+    if state.rbac {
+        let attrs = Attributes::of_request(
+            user.clone(),
+            parts.method.as_str(),
+            parts.uri.path(),
+            params,
+        );
+        let decision = rbac::authorize(&state.store, &attrs);
+        if !decision.allowed {
+            return Err(attrs.forbidden(&decision.reason));
+        }
+    }
+    Ok(Some(user))
 }
 
 /// `299 - "unknown field \"spec.replica\""`: code 299, no agent, the text quoted.

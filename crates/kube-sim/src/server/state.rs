@@ -1,5 +1,6 @@
 //! Everything a request handler needs, shared by every request.
 
+use super::authn::Authenticator;
 use super::faults::FaultInjector;
 use super::milestones::Milestones;
 use super::outage::Outage;
@@ -18,6 +19,10 @@ pub struct ServerState {
     pub scenario: Arc<Scenario>,
     pub logs: Arc<LogStore>,
     pub faults: FaultInjector,
+    /// Bearer tokens (static and from files); off unless the scenario lists some.
+    pub authn: Authenticator,
+    /// Whether RBAC authorizes each request (the scenario's `auth.rbac`).
+    pub rbac: bool,
     pub recorder: RequestRecorder,
     /// Moments a benchmark times a tool's verdict against (`/debug/milestones`).
     pub milestones: Milestones,
@@ -37,7 +42,11 @@ impl ServerState {
         logs: Arc<LogStore>,
     ) -> Self {
         let faults = FaultInjector::new(&scenario.faults);
+        let authn = Authenticator::new(&scenario.auth, store.clock().clone());
+        let rbac = scenario.auth.rbac;
         ServerState {
+            authn,
+            rbac,
             store,
             registry,
             scenario,

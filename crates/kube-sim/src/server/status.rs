@@ -73,6 +73,11 @@ impl ApiError {
         )
     }
 
+    /// 401: no bearer token, or one the server does not accept.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
     pub fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)
     }
@@ -82,7 +87,8 @@ impl ApiError {
         self
     }
 
-    /// The `metav1.Status` object.
+    /// The `metav1.Status` object, its fields in the order the API server writes them
+    /// (`details` before `code`).
     pub fn status(&self) -> Value {
         let mut s = json!({
             "kind": "Status",
@@ -90,21 +96,19 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         });
         // An error the API server has no reason for (StatusReasonUnknown) omits the field.
-        if self.reason.is_empty()
-            && let Some(o) = s.as_object_mut()
-        {
-            o.remove("reason");
+        if !self.reason.is_empty() {
+            s["reason"] = json!(self.reason);
         }
-        if let Some(d) = &self.details {
-            s["details"] = (**d).clone();
-        }
+        let mut details = self.details.as_deref().cloned();
         if let Some(r) = self.retry_after {
-            s["details"]["retryAfterSeconds"] = json!(r);
+            details.get_or_insert_with(|| json!({}))["retryAfterSeconds"] = json!(r);
         }
+        if let Some(d) = details {
+            s["details"] = d;
+        }
+        s["code"] = json!(self.code);
         s
     }
 }

@@ -15,17 +15,17 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 fn parse_body(call: &Call) -> Result<Value, ApiError> {
-    if call.body.is_empty() {
+    decode_body(&call.content_type, &call.body)
+}
+
+/// A request body in JSON, YAML or protobuf, by its content type.
+pub(super) fn decode_body(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+    if body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
     }
-    let media_type = call
-        .content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim();
+    let media_type = content_type.split(';').next().unwrap_or_default().trim();
     if media_type == protobuf::MEDIA_TYPE {
-        return protobuf::decode(&call.body).map_err(|e| match e {
+        return protobuf::decode(body).map_err(|e| match e {
             protobuf::ProtobufError::Unsupported { .. }
             | protobuf::ProtobufError::UnknownField { .. } => ApiError::new(
                 415,
@@ -37,11 +37,11 @@ fn parse_body(call: &Call) -> Result<Value, ApiError> {
             other => ApiError::bad_request(other.to_string()),
         });
     }
-    let yaml = call.content_type.contains("yaml");
+    let yaml = content_type.contains("yaml");
     let parsed: Result<Value, String> = if yaml {
-        serde_yaml_ng::from_slice(&call.body).map_err(|e| e.to_string())
+        serde_yaml_ng::from_slice(body).map_err(|e| e.to_string())
     } else {
-        serde_json::from_slice(&call.body).map_err(|e| e.to_string())
+        serde_json::from_slice(body).map_err(|e| e.to_string())
     };
     parsed.map_err(|e| {
         ApiError::bad_request(format!(

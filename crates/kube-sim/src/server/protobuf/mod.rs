@@ -6,6 +6,8 @@
 //! set to anything but its zero value, is refused as an unsupported media type rather
 //! than dropped.
 
+mod authorization;
+mod rbac;
 mod schema;
 mod wire;
 mod workloads;

@@ -2,7 +2,7 @@
 //! `generated.proto` files define them (k8s.io/api core/v1, apimachinery meta/v1), and
 //! which kinds have one.
 
-use super::workloads;
+use super::{authorization, rbac, workloads};
 
 /// How a field is encoded and what it becomes in JSON. Go's protobuf encoding writes
 /// every non-pointer field, zero or not, where its JSON leaves a zero `omitempty` field
@@ -194,6 +194,20 @@ pub fn kind(api_version: &str, kind: &str) -> Option<&'static [Field]> {
         ("v1", "Pod") => Some(workloads::POD),
         ("apps/v1", "Deployment") => Some(workloads::DEPLOYMENT),
         ("batch/v1", "Job") => Some(workloads::JOB),
+        ("rbac.authorization.k8s.io/v1", "Role") => Some(rbac::ROLE),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => Some(rbac::CLUSTER_ROLE),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => {
+            Some(rbac::BINDING)
+        }
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
+            Some(authorization::SELF_SUBJECT_REVIEW)
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
+            Some(authorization::SELF_SUBJECT_ACCESS_REVIEW)
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+            Some(authorization::SELF_SUBJECT_RULES_REVIEW)
+        }
         _ => None,
     }
 }

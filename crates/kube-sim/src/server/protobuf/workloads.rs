@@ -10,7 +10,7 @@ const LABEL_SELECTOR_REQUIREMENT: &[Field] = &[
     many(3, "values", Ty::Str),
 ];
 
-const LABEL_SELECTOR: &[Field] = &[
+pub const LABEL_SELECTOR: &[Field] = &[
     many(1, "matchLabels", Ty::StrMap),
     many(2, "matchExpressions", Ty::Msg(LABEL_SELECTOR_REQUIREMENT)),
 ];
