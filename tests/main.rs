@@ -14,6 +14,7 @@ mod images;
 mod plan;
 mod pods;
 mod prune;
+mod rbac;
 mod release;
 mod restart_run;
 mod services;
