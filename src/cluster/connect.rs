@@ -153,8 +153,9 @@ fn syntax_error(path: &str, error: &serde_saphyr::Error) -> ConnectError {
 }
 
 /// A parser message with the values it quotes elided: `invalid type: string "…", expected a
-/// map`. Single characters in single quotes (`unclosed bracket '['`) are syntax, kept.
-fn scrub_quoted(message: &str) -> String {
+/// map`. A quoted single character (`unclosed bracket '['`, ``expected `,` ``) is syntax,
+/// kept.
+pub(crate) fn scrub_quoted(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     while let Some(at) = rest.find(['"', '`', '\'']) {
@@ -162,7 +163,7 @@ fn scrub_quoted(message: &str) -> String {
         out.push_str(&rest[..=at]);
         let after = &rest[at + 1..];
         match after.find(quote) {
-            Some(end) if quote == '\'' && after[..end].chars().count() <= 1 => {
+            Some(end) if after[..end].chars().count() <= 1 => {
                 out.push_str(&after[..=end]);
                 rest = &after[end + 1..];
             }
