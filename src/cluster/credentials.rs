@@ -547,23 +547,52 @@ mod tests {
         request
     }
 
+    /// A token file holding `token`, its credentials primed, and a server that accepts
+    /// `accepted` behind them.
+    struct TokenFile {
+        _dir: tempfile::TempDir,
+        file: std::path::PathBuf,
+        valid: Arc<std::sync::Mutex<String>>,
+        seen: Arc<std::sync::Mutex<Vec<u16>>>,
+        credentials: Arc<Credentials>,
+    }
+
+    impl TokenFile {
+        async fn new(token: &str, accepted: &str) -> TokenFile {
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("token");
+            std::fs::write(&file, token).unwrap();
+            let credentials = Arc::new(Credentials::new(TokenSource::File(file.clone())));
+            credentials.prime().await.unwrap();
+            TokenFile {
+                _dir: dir,
+                file,
+                valid: Arc::new(std::sync::Mutex::new(accepted.to_owned())),
+                seen: Arc::default(),
+                credentials,
+            }
+        }
+
+        fn service(
+            &self,
+        ) -> impl tower::Service<Request<Body>, Response = Response<String>, Error = BoxError> + Clone
+        {
+            RefreshingAuthLayer(Arc::clone(&self.credentials))
+                .layer(server(Arc::clone(&self.valid), Arc::clone(&self.seen)))
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_rotated_token_file_is_read_again_on_the_first_401_and_the_request_retried() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("token");
-        std::fs::write(&file, "first-token\n").unwrap();
-        let valid = Arc::new(std::sync::Mutex::new("first-token".to_owned()));
-        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let credentials = Arc::new(Credentials::new(TokenSource::File(file.clone())));
-        credentials.prime().await.unwrap();
-        let service =
-            RefreshingAuthLayer(credentials).layer(server(Arc::clone(&valid), Arc::clone(&seen)));
+        let setup = TokenFile::new("first-token\n", "first-token").await;
+        let (file, valid, seen) = (&setup.file, &setup.valid, &setup.seen);
+        let service = setup.service();
 
         let response = service.clone().oneshot(get()).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
 
         // Rotation: the server now wants the new token; well inside kube's 60 s cache.
-        std::fs::write(&file, "second-token").unwrap();
+        std::fs::write(file, "second-token").unwrap();
         *valid.lock().unwrap() = "second-token".to_owned();
         tokio::time::advance(std::time::Duration::from_secs(5)).await;
         for _ in 0..3 {
@@ -576,20 +605,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_token_the_file_still_holds_is_not_retried_and_an_unreadable_file_keeps_the_last() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("token");
-        std::fs::write(&file, "the-token").unwrap();
-        let valid = Arc::new(std::sync::Mutex::new("another".to_owned()));
-        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let credentials = Arc::new(Credentials::new(TokenSource::File(file.clone())));
-        credentials.prime().await.unwrap();
-        let service = RefreshingAuthLayer(Arc::clone(&credentials))
-            .layer(server(Arc::clone(&valid), Arc::clone(&seen)));
+        let setup = TokenFile::new("the-token", "another").await;
+        let (file, seen, credentials) = (&setup.file, &setup.seen, &setup.credentials);
+        let service = setup.service();
         let response = service.clone().oneshot(get()).await.unwrap();
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(*seen.lock().unwrap(), [401], "same token: not sent twice");
 
-        std::fs::remove_file(&file).unwrap();
+        std::fs::remove_file(file).unwrap();
         tokio::time::advance(TOKEN_FILE_PERIOD * 2).await;
         let (header, _) = credentials.header().await.unwrap();
         assert_eq!(header.as_bytes(), b"Bearer the-token");
