@@ -11,8 +11,9 @@
 //! - A kubeconfig cluster's `proxy-url` is used for that cluster whatever the environment
 //!   says, `NO_PROXY` included (as kubectl does).
 //!
-//! Proxy URLs may hold a user and password; they are sent as `Proxy-Authorization` and never
-//! shown: [`Proxy`]'s `Display` is its scheme, host and port.
+//! Proxy URLs may hold a user and password; they are sent as `Proxy-Authorization` (in the
+//! `CONNECT` of a tunnel, on each request forwarded as plain HTTP) and never shown:
+//! [`Proxy`]'s `Display` is its scheme, host and port.
 
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
@@ -464,6 +465,62 @@ impl ProxyConnector {
             direct,
             routes: Arc::new(routes),
         }
+    }
+
+    /// The layer that gives plain-HTTP requests forwarded through one of these proxies its
+    /// `Proxy-Authorization` (a tunnel carries it in its `CONNECT`): innermost, on the
+    /// client that uses this connector.
+    pub fn forward_auth_layer(&self) -> ForwardAuthLayer {
+        ForwardAuthLayer(Arc::clone(&self.routes))
+    }
+}
+
+/// See [`ProxyConnector::forward_auth_layer`].
+#[derive(Clone)]
+pub struct ForwardAuthLayer(Arc<Routes>);
+
+impl<S> tower::Layer<S> for ForwardAuthLayer {
+    type Service = ForwardAuth<S>;
+    fn layer(&self, inner: S) -> ForwardAuth<S> {
+        ForwardAuth {
+            inner,
+            routes: Arc::clone(&self.0),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct ForwardAuth<S> {
+    inner: S,
+    routes: Arc<Routes>,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for ForwardAuth<S>
+where
+    S: tower::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> S::Future {
+        let auth = (request.uri().scheme_str() == Some("http"))
+            .then(|| self.routes.proxy_for(request.uri()))
+            .flatten()
+            .filter(|p| p.kind == ProxyKind::Http)
+            .and_then(Proxy::basic_auth)
+            .and_then(|a| http::HeaderValue::try_from(a).ok());
+        if let Some(mut auth) = auth {
+            auth.set_sensitive(true);
+            request
+                .headers_mut()
+                .insert(http::header::PROXY_AUTHORIZATION, auth);
+        }
+        self.inner.call(request)
     }
 }
 

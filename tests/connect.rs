@@ -83,7 +83,7 @@ async fn an_api_server_behind_a_kubeconfig_proxy_url_is_reached_through_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = kubeconfig(
         &format!("http://{addr}"),
-        &format!("\n    proxy-url: {}", proxy.url()),
+        &format!("\n    proxy-url: http://deployer:s3cret@{}", proxy.addr),
         "{}",
     );
     // NO_PROXY does not apply to a kubeconfig's proxy-url (kubectl's rule), nor does the
@@ -98,7 +98,14 @@ async fn an_api_server_behind_a_kubeconfig_proxy_url_is_reached_through_it() {
             c.request.split(' ').nth(1).unwrap().starts_with(&prefix),
             "{carried:?}"
         );
+        // deployer:s3cret, on every request forwarded as plain HTTP.
+        assert_eq!(
+            c.proxy_authorization.as_deref(),
+            Some("Basic ZGVwbG95ZXI6czNjcmV0")
+        );
     }
+    let printed = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(!printed.contains("s3cret"), "{printed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,9 @@ pub fn client(
     routes: Routes,
     credentials: Option<Arc<Credentials>>,
 ) -> Result<kube::Client, kube::Error> {
-    let https = config.rustls_https_connector_with_connector(ProxyConnector::new(routes))?;
+    let proxied = ProxyConnector::new(routes);
+    let forward_auth = proxied.forward_auth_layer();
+    let https = config.rustls_https_connector_with_connector(proxied)?;
     let mut connector = hyper_timeout::TimeoutConnector::new(https);
     connector.set_connect_timeout(config.connect_timeout);
     connector.set_read_timeout(config.read_timeout);
@@ -33,6 +35,7 @@ pub fn client(
         .option_layer(credentials.map(RefreshingAuthLayer))
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
+        .layer(forward_auth)
         .map_err(BoxError::from)
         .service(http);
     Ok(kube::Client::new(service, config.default_namespace.clone()))

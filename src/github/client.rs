@@ -132,13 +132,13 @@ fn octocrab_through_proxies(token: &str, options: &ClientOptions) -> Result<Octo
     let mut tls = crate::registry::platform_tls().map_err(|e| e.to_string())?;
     // hyper-rustls sets ALPN itself (and refuses a config that already does).
     tls.alpn_protocols.clear();
+    let proxied = crate::proxy::ProxyConnector::new(crate::proxy::Routes::Env(Box::new(proxies)));
+    let forward_auth = proxied.forward_auth_layer();
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
         .enable_http1()
-        .wrap_connector(crate::proxy::ProxyConnector::new(
-            crate::proxy::Routes::Env(Box::new(proxies)),
-        ));
+        .wrap_connector(proxied);
     let mut connector = hyper_timeout::TimeoutConnector::new(https);
     connector.set_connect_timeout(options.connect_timeout);
     connector.set_read_timeout(options.read_timeout);
@@ -157,6 +157,7 @@ fn octocrab_through_proxies(token: &str, options: &ClientOptions) -> Result<Octo
         .expect("a constant URI");
     octocrab::OctocrabBuilder::new_empty()
         .with_service(http)
+        .with_layer(&forward_auth)
         .with_layer(&ExtraHeadersLayer::new(std::sync::Arc::new(headers)))
         .with_layer(&BaseUriLayer::new(base.clone()))
         .with_layer(&AuthHeaderLayer::new(Some(bearer), base, upload))
