@@ -86,7 +86,7 @@ fn deployment(name: &str, image: &str) -> String {
 
 /// The process ended with `code`; otherwise show everything it printed.
 #[track_caller]
-fn assert_exit(out: &Output, code: i32) {
+pub(crate) fn assert_exit(out: &Output, code: i32) {
     assert_eq!(
         out.status.code(),
         Some(code),

@@ -3,8 +3,11 @@
 //! which context, which server, and the root cause, never a chain of wrappers that repeat
 //! themselves, and never a credential from the kubeconfig.
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use super::credentials::{Credentials, Fetched, TokenSource};
+use crate::proxy::{Proxy, ProxyEnv, ProxyUrlError, Routes};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A client and the namespace unqualified resources go to.
 #[derive(Clone)]
@@ -21,6 +24,15 @@ pub struct Connection {
 pub enum ConnectError {
     #[error("cannot read kubeconfig {path}: {cause}")]
     ReadKubeconfig { path: String, cause: String },
+    /// A kubeconfig that is not YAML: where, and what is wrong, never the text around it
+    /// (it may be a credential).
+    #[error("cannot read kubeconfig {path}:{line}:{column}: {what}")]
+    KubeconfigSyntax {
+        path: String,
+        line: u64,
+        column: u64,
+        what: String,
+    },
     #[error("context {context:?} does not exist in {path} (contexts: {})", list(.contexts))]
     NoSuchContext {
         context: String,
@@ -39,8 +51,22 @@ pub enum ConnectError {
     NoKubeconfig,
     #[error("cannot use the in-cluster service account: {0}")]
     InCluster(String),
+    /// No token from the token file or exec plugin: `getting credentials: exec: executable
+    /// aws-iam-authenticator not found`, with what to do.
+    #[error("cannot use {place}: {cause}{}", hint_line(.hint.as_deref()))]
+    Credentials {
+        place: String,
+        cause: String,
+        hint: Option<String>,
+    },
+    #[error(transparent)]
+    Proxy(#[from] ProxyUrlError),
     #[error("cannot create a client for {server}: {cause}")]
     Client { server: String, cause: String },
+}
+
+fn hint_line(hint: Option<&str>) -> String {
+    hint.map(|h| format!("\n  hint: {h}")).unwrap_or_default()
 }
 
 fn list(names: &[String]) -> String {
@@ -97,6 +123,115 @@ fn context_names(kc: &Kubeconfig) -> Vec<String> {
     kc.contexts.iter().map(|c| c.name.clone()).collect()
 }
 
+/// A kubeconfig parse error as `path:line:column: what`, without the snippet of the file
+/// kube's parser adds (the lines around the error may hold a token).
+fn syntax_error(path: &str, error: &serde_saphyr::Error) -> ConnectError {
+    let bare = error.without_snippet();
+    let text = bare.to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    // "line 3 column 11: unclosed bracket '['": the position is said once, in front.
+    let what = match text.split_once(": ") {
+        Some((at, rest)) if at.starts_with("line ") => rest,
+        _ => text,
+    };
+    let what = what.lines().next().unwrap_or_default();
+    // "... at line 3, column 11": said in front already.
+    let what = match what.rfind(" at line ") {
+        Some(at) if what[at..].contains(", column ") => &what[..at],
+        _ => what,
+    };
+    let what = scrub_quoted(what);
+    let (line, column) = error
+        .location()
+        .map_or((0, 0), |at| (at.line(), at.column()));
+    ConnectError::KubeconfigSyntax {
+        path: path.to_owned(),
+        line,
+        column,
+        what,
+    }
+}
+
+/// A parser message with the values it quotes elided: `invalid type: string "…", expected a
+/// map`. A quoted single character (`unclosed bracket '['`, ``expected `,` ``) is syntax,
+/// kept.
+pub(crate) fn scrub_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(['"', '`', '\'']) {
+        let quote = rest[at..].chars().next().expect("found");
+        out.push_str(&rest[..=at]);
+        let after = &rest[at + 1..];
+        match after.find(quote) {
+            Some(end) if after[..end].chars().count() <= 1 => {
+                out.push_str(&after[..=end]);
+                rest = &after[end + 1..];
+            }
+            Some(end) => {
+                out.push('…');
+                out.push(quote);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('…');
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Read one kubeconfig file, its errors naming it.
+fn read_one(path: &Path) -> Result<Kubeconfig, ConnectError> {
+    let shown = path.display().to_string();
+    Kubeconfig::read_from(path).map_err(|e| match &e {
+        KubeconfigError::Parse(parse) => syntax_error(&shown, parse),
+        _ => ConnectError::ReadKubeconfig {
+            path: shown.clone(),
+            cause: root_cause(&e),
+        },
+    })
+}
+
+/// The files `$KUBECONFIG` names, merged as kubectl merges them (the first to set a value
+/// wins).
+fn read_env_list(paths: &str) -> Result<Kubeconfig, ConnectError> {
+    let mut merged = Kubeconfig::default();
+    for path in std::env::split_paths(paths).filter(|p| !p.as_os_str().is_empty()) {
+        let next = read_one(&path)?;
+        merged = merged
+            .merge(next)
+            .map_err(|e| ConnectError::ReadKubeconfig {
+                path: path.display().to_string(),
+                cause: root_cause(&e),
+            })?;
+    }
+    Ok(merged)
+}
+
+/// The `proxy-url` of the cluster `context` uses, removed from every cluster (kube would
+/// otherwise act on it: the proxy is chosen in [`crate::proxy`]).
+fn take_proxy_url(kc: &mut Kubeconfig, context: &str) -> Option<(String, String)> {
+    let cluster_name = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone());
+    let mut chosen = None;
+    for named in &mut kc.clusters {
+        if let Some(cluster) = named.cluster.as_mut()
+            && let Some(url) = cluster.proxy_url.take()
+            && Some(&named.name) == cluster_name.as_ref()
+            && !url.trim().is_empty()
+        {
+            chosen = Some((named.name.clone(), url));
+        }
+    }
+    chosen
+}
+
 /// Build a client from `--kubeconfig`/`--context`, else `$KUBECONFIG`, `~/.kube/config` or
 /// the in-cluster service account.
 pub async fn connect(
@@ -106,17 +241,14 @@ pub async fn connect(
 ) -> Result<Connection, ConnectError> {
     let env = std::env::var("KUBECONFIG").ok();
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let (config, context_name) =
+    let proxies = ProxyEnv::from_env()?;
+    let (mut config, context_name, place, routes) =
         match kubeconfig_source(kubeconfig, env.as_deref(), home.as_deref()) {
             Some((label, path)) => {
-                let kc = match &path {
-                    Some(p) => Kubeconfig::read_from(p),
-                    None => Kubeconfig::read(),
-                }
-                .map_err(|e| ConnectError::ReadKubeconfig {
-                    path: label.clone(),
-                    cause: root_cause(&e),
-                })?;
+                let mut kc = match &path {
+                    Some(p) => read_one(p)?,
+                    None => read_env_list(&label)?,
+                };
                 let contexts = context_names(&kc);
                 let Some(chosen) = context.map(str::to_owned).or(kc.current_context.clone()) else {
                     return Err(ConnectError::NoCurrentContext {
@@ -131,6 +263,13 @@ pub async fn connect(
                         contexts,
                     });
                 }
+                let routes = match take_proxy_url(&mut kc, &chosen) {
+                    Some((cluster, url)) => Routes::Always(Proxy::parse(
+                        &url,
+                        &format!("the proxy-url of cluster {cluster:?} in {label}"),
+                    )?),
+                    None => Routes::Env(Box::new(proxies)),
+                };
                 let options = KubeConfigOptions {
                     context: Some(chosen.clone()),
                     ..KubeConfigOptions::default()
@@ -139,15 +278,17 @@ pub async fn connect(
                     .await
                     .map_err(|e| ConnectError::Kubeconfig {
                         context: chosen.clone(),
-                        path: label,
+                        path: label.clone(),
                         cause: root_cause(&e),
                     })?;
-                (config, Some(chosen))
+                let place = format!("context {chosen:?} of {label}");
+                (config, Some(chosen), place, routes)
             }
             None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => {
                 let config = kube::Config::incluster()
                     .map_err(|e| ConnectError::InCluster(root_cause(&e)))?;
-                (config, None)
+                let place = "the in-cluster service account".to_owned();
+                (config, None, place, Routes::Env(Box::new(proxies)))
             }
             None => return Err(ConnectError::NoKubeconfig),
         };
@@ -155,9 +296,13 @@ pub async fn connect(
         namespace.map_or_else(|| config.default_namespace.clone(), str::to_owned);
     let server = config.cluster_url.to_string();
     let server = server.trim_end_matches('/').to_owned();
-    let client = kube::Client::try_from(config).map_err(|e| ConnectError::Client {
-        server: server.clone(),
-        cause: root_cause(&e),
+    config.proxy_url = None;
+    let credentials = credentials(&mut config, &place).await?;
+    let client = super::transport::client(&config, routes, credentials).map_err(|e| {
+        ConnectError::Client {
+            server: server.clone(),
+            cause: root_cause(&e),
+        }
     })?;
     Ok(Connection {
         client,
@@ -165,6 +310,34 @@ pub async fn connect(
         context: context_name,
         server,
     })
+}
+
+/// The token source that changes during a run (token file, exec plugin), asked once now so
+/// that a missing plugin stops the run before anything is applied. An exec plugin that
+/// answers with a client certificate has it put into the TLS configuration instead.
+async fn credentials(
+    config: &mut kube::Config,
+    place: &str,
+) -> Result<Option<Arc<Credentials>>, ConnectError> {
+    let Some(source) = TokenSource::take_from(&mut config.auth_info) else {
+        return Ok(None);
+    };
+    let credentials = Credentials::new(source);
+    match credentials.prime().await {
+        Ok(Fetched::Token { .. }) => Ok(Some(Arc::new(credentials))),
+        Ok(Fetched::Certificate { certificate, key }) => {
+            use base64::Engine as _;
+            let b64 = base64::engine::general_purpose::STANDARD;
+            config.auth_info.client_certificate_data = Some(b64.encode(certificate));
+            config.auth_info.client_key_data = Some(b64.encode(key).into());
+            Ok(None)
+        }
+        Err(e) => Err(ConnectError::Credentials {
+            place: place.to_owned(),
+            hint: e.hint(),
+            cause: e.to_string(),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -212,6 +385,23 @@ users:
             )
             .await,
             error(Some("apiVersion: v1\nkind: Config\nclusters: [oops"), None).await,
+            // A syntax error on the line after a credential: kube's parser would print both.
+            error(
+                Some("apiVersion: v1\nkind: Config\nusers: [\n  {name: u, user: {token: not-a-real-token-0123456789}\n"),
+                None,
+            )
+            .await,
+            // A credential where the schema wants a list: its value is not quoted back.
+            error(
+                Some("apiVersion: v1\nkind: Config\nusers: not-a-real-token-0123456789\n"),
+                None,
+            )
+            .await,
+            error(Some(&KUBECONFIG.replace(
+                "user: {token: not-a-real-token-0123456789}",
+                "user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: aws-iam-authenticator-not-installed, installHint: 'brew install aws-iam-authenticator'}}",
+            )), None)
+            .await,
         ];
         let text = cases.join("\n");
         insta::assert_snapshot!("connect_errors", text);

@@ -2,11 +2,13 @@
 
 pub mod apply;
 pub mod connect;
+pub mod credentials;
 pub mod discovery;
 pub mod immutable;
 pub mod logs;
 pub mod raw;
 pub mod remove;
+pub mod transport;
 pub mod watch;
 
 pub use connect::{Connection, connect};

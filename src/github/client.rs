@@ -34,6 +34,9 @@ pub struct ClientOptions {
     pub retry: RetryPolicy,
     pub connect_timeout: Option<Duration>,
     pub read_timeout: Option<Duration>,
+    /// The proxies to use; `None`: those `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` name
+    /// (kubectl's rules, as for the API server).
+    pub proxies: Option<crate::proxy::ProxyEnv>,
 }
 
 impl ClientOptions {
@@ -43,6 +46,7 @@ impl ClientOptions {
             retry: RetryPolicy::default(),
             connect_timeout: Some(Duration::from_secs(10)),
             read_timeout: Some(Duration::from_secs(30)),
+            proxies: None,
         }
     }
 }
@@ -109,6 +113,59 @@ enum Method {
     Patch,
 }
 
+/// Octocrab on a hyper client of ours, so that it goes through the proxies the environment
+/// names ([`crate::proxy`]); its own `build()` offers no connector of our choosing, and its
+/// reqwest backend would bring aws-lc-rs. The layers are those `build()` stacks: user agent,
+/// base URI, bearer token.
+fn octocrab_through_proxies(token: &str, options: &ClientOptions) -> Result<Octocrab, String> {
+    use octocrab::service::middleware::{
+        auth_header::AuthHeaderLayer, base_uri::BaseUriLayer, extra_headers::ExtraHeadersLayer,
+    };
+    let proxies = match &options.proxies {
+        Some(p) => p.clone(),
+        None => crate::proxy::ProxyEnv::from_env().map_err(|e| e.to_string())?,
+    };
+    let base: http::Uri = options
+        .api_url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| format!("invalid API URL: {e}"))?;
+    let mut tls = crate::registry::platform_tls().map_err(|e| e.to_string())?;
+    // hyper-rustls sets ALPN itself (and refuses a config that already does).
+    tls.alpn_protocols.clear();
+    let proxied = crate::proxy::ProxyConnector::new(crate::proxy::Routes::Env(Box::new(proxies)));
+    let forward_auth = proxied.forward_auth_layer();
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(proxied);
+    let mut connector = hyper_timeout::TimeoutConnector::new(https);
+    connector.set_connect_timeout(options.connect_timeout);
+    connector.set_read_timeout(options.read_timeout);
+    let http: hyper_util::client::legacy::Client<_, octocrab::OctoBody> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(connector);
+    let mut bearer = http::HeaderValue::try_from(format!("Bearer {token}"))
+        .map_err(|_| "the token is not a valid HTTP header value".to_owned())?;
+    bearer.set_sensitive(true);
+    let headers = vec![(
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static("octocrab"),
+    )];
+    let upload: http::Uri = "https://uploads.github.com"
+        .parse()
+        .expect("a constant URI");
+    octocrab::OctocrabBuilder::new_empty()
+        .with_service(http)
+        .with_layer(&forward_auth)
+        .with_layer(&ExtraHeadersLayer::new(std::sync::Arc::new(headers)))
+        .with_layer(&BaseUriLayer::new(base.clone()))
+        .with_layer(&AuthHeaderLayer::new(Some(bearer), base, upload))
+        .with_auth(octocrab::AuthState::None)
+        .build()
+        .map_err(|e| match e {})
+}
+
 impl GithubClient {
     /// A client for the context's repository and API root (GHES included).
     pub fn new(ctx: &ActionsContext, token: &str) -> Result<Self, GithubError> {
@@ -135,15 +192,8 @@ impl GithubClient {
             ));
         }
         let secrets = vec![token.to_owned()];
-        let setup = |e: octocrab::Error| GithubError::Setup(redact(&error_chain(&e), &secrets));
-        let octo = Octocrab::builder()
-            .personal_token(token.to_owned())
-            .set_connect_timeout(options.connect_timeout)
-            .set_read_timeout(options.read_timeout)
-            .base_uri(options.api_url.as_str())
-            .map_err(setup)?
-            .build()
-            .map_err(setup)?;
+        let octo = octocrab_through_proxies(token, &options)
+            .map_err(|e| GithubError::Setup(redact(&e, &secrets)))?;
         Ok(GithubClient {
             octo,
             api_url: options.api_url,

@@ -32,6 +32,7 @@ fn client(server: &MockServer, api_path: &str, retry: RetryPolicy) -> GithubClie
         // Timers for timeouts would fire at once on the paused clock.
         connect_timeout: None,
         read_timeout: None,
+        proxies: Some(crate::proxy::ProxyEnv::none()),
     };
     GithubClient::with_options(ctx().repository, TOKEN, options).expect("client")
 }
@@ -651,6 +652,7 @@ async fn errors_are_values_and_never_show_the_token() {
         },
         connect_timeout: None,
         read_timeout: None,
+        proxies: Some(crate::proxy::ProxyEnv::none()),
     };
     let dead = GithubClient::with_options(ctx().repository, TOKEN, options).unwrap();
     let err = start(dead).await.unwrap_err();

@@ -45,6 +45,8 @@ pub struct RegistryOptions {
     pub concurrency: usize,
     /// Registries (`host:port` or `host`) spoken to over plain HTTP. Loopback always is.
     pub insecure_registries: Vec<String>,
+    /// The proxies to use; `None`: those `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` name.
+    pub proxies: Option<crate::proxy::ProxyEnv>,
 }
 
 impl Default for RegistryOptions {
@@ -55,6 +57,7 @@ impl Default for RegistryOptions {
             retry_delay: Duration::from_millis(500),
             concurrency: 8,
             insecure_registries: Vec::new(),
+            proxies: None,
         }
     }
 }
@@ -95,7 +98,11 @@ impl Presented {
 
 impl Registry {
     pub fn new(options: &RegistryOptions) -> Result<Self, RegistryError> {
-        let client = http_client(options.timeout)?;
+        let proxies = match &options.proxies {
+            Some(p) => p.clone(),
+            None => crate::proxy::ProxyEnv::from_env()?,
+        };
+        let client = http_client(options.timeout, &proxies)?;
         let retry = RetryPolicy {
             max_retries: options.max_retries,
             base_delay: options.retry_delay,

@@ -25,8 +25,14 @@ const LENIENT_BASE64: GeneralPurpose = GeneralPurpose::new(
 
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialsError {
-    #[error("failed to parse docker config JSON")]
-    Json(#[source] serde_json::Error),
+    /// No `#[source]`: only the position and the kind of error are said, never the text
+    /// around it (an `auth` value may be next to it).
+    #[error("docker config is not valid JSON: line {line}, column {column}: {what}")]
+    Json {
+        line: usize,
+        column: usize,
+        what: String,
+    },
     #[error("docker config is not a JSON object")]
     NotAnObject,
     #[error("docker config has no \"auths\" object")]
@@ -44,6 +50,19 @@ pub enum CredentialsError {
     SecretBase64 { key: &'static str },
     #[error("credential helper name {name:?} is not a plain name")]
     HelperName { name: String },
+}
+
+fn json_error(e: &serde_json::Error) -> CredentialsError {
+    let text = e.to_string();
+    // "expected `,` or `}` at line 3 column 5": the position is said in front.
+    let what = text
+        .rfind(" at line ")
+        .map_or(text.as_str(), |at| &text[..at]);
+    CredentialsError::Json {
+        line: e.line(),
+        column: e.column(),
+        what: crate::cluster::connect::scrub_quoted(what),
+    }
 }
 
 /// What to present to one registry.
@@ -126,7 +145,7 @@ impl Credentials {
     /// A `.dockerconfigjson`: `{"auths": {"host": {...}}}`. `credsStore` and `credHelpers`
     /// are ignored, as the kubelet ignores them; a config that has only them holds nothing.
     pub fn from_docker_config_json(json: &str) -> Result<Self, CredentialsError> {
-        let value: Value = serde_json::from_str(json).map_err(CredentialsError::Json)?;
+        let value: Value = serde_json::from_str(json).map_err(|e| json_error(&e))?;
         match value.get("auths") {
             Some(auths) => Self::from_auths(auths),
             None if names_helpers(&value) => Ok(Credentials::default()),
@@ -141,7 +160,7 @@ impl Credentials {
         json: &str,
         helpers: CredentialHelpers,
     ) -> Result<Self, CredentialsError> {
-        let value: Value = serde_json::from_str(json).map_err(CredentialsError::Json)?;
+        let value: Value = serde_json::from_str(json).map_err(|e| json_error(&e))?;
         let mut creds = match value.get("auths") {
             Some(auths) => Self::from_auths(auths)?,
             None if names_helpers(&value) => Credentials::default(),
@@ -185,7 +204,7 @@ impl Credentials {
 
     /// The legacy `.dockercfg` format: the `auths` map without its wrapper.
     pub fn from_dockercfg(json: &str) -> Result<Self, CredentialsError> {
-        let value: Value = serde_json::from_str(json).map_err(CredentialsError::Json)?;
+        let value: Value = serde_json::from_str(json).map_err(|e| json_error(&e))?;
         Self::from_auths(&value)
     }
 
@@ -549,7 +568,14 @@ mod tests {
         }
         fails(
             Credentials::from_docker_config_json("{\"auths\": "),
-            "failed to parse docker config JSON",
+            "docker config is not valid JSON: line 1, column 10: EOF while parsing a value",
+        );
+        // A syntax error right after a credential: its position, never the text around it.
+        fails(
+            Credentials::from_docker_config_json(
+                "{\"auths\": {\"r.io\": {\"auth\": \"Y2k6czNjcmV0\" \"x\"}}}",
+            ),
+            "docker config is not valid JSON: line 1, column 44: expected `,` or `}`",
         );
         fails(
             Credentials::from_docker_config_json(r#"{"registry.local": {}}"#),

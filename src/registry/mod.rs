@@ -24,3 +24,4 @@ pub use helper::{CredentialHelpers, HelperError};
 pub use lookup::Lookup;
 pub use reference::{DOCKER_HUB, ImageRef, ReferenceError};
 pub use transport::RegistryError;
+pub(crate) use transport::platform_tls;

@@ -65,7 +65,8 @@ impl Distribution {
             .stderr(log)
             .spawn()
             .expect("spawn docker-registry");
-        let http = http_client(Duration::from_secs(2)).expect("http client");
+        let http = http_client(Duration::from_secs(2), &crate::proxy::ProxyEnv::none())
+            .expect("http client");
         let mut registry = Distribution {
             child,
             port,

@@ -19,23 +19,45 @@ pub enum RegistryError {
     Tls(#[source] rustls::Error),
     #[error("failed to build the HTTP client")]
     Client(#[source] reqwest::Error),
+    #[error(transparent)]
+    Proxy(#[from] crate::proxy::ProxyUrlError),
+}
+
+/// rustls on ring with the platform's certificate roots, offering HTTP/1.1 only (the
+/// clients here are built without HTTP/2). Also GitHub's client's.
+pub(crate) fn platform_tls() -> Result<rustls::ClientConfig, rustls::Error> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_platform_verifier()?
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tls)
 }
 
 /// A reqwest client on rustls + ring. reqwest's `rustls-no-provider` would otherwise need a
 /// process-wide default provider installed; a preconfigured `ClientConfig` keeps this module
 /// free of global side effects and away from aws-lc-rs.
-pub(crate) fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, RegistryError> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(RegistryError::Tls)?
-        .with_platform_verifier()
-        .map_err(RegistryError::Tls)?
-        .with_no_client_auth();
-    // reqwest is built without http2 here, so only offer what it speaks.
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+///
+/// Proxies are chosen by `proxies` as for the API server (kubectl's rules, not reqwest's
+/// curl-like ones: `localhost` and loopback never proxied, `NO_PROXY` ports and CIDRs).
+/// reqwest is built without SOCKS: a SOCKS proxy in the environment is not used for
+/// registries.
+pub(crate) fn http_client(
+    connect_timeout: Duration,
+    proxies: &crate::proxy::ProxyEnv,
+) -> Result<reqwest::Client, RegistryError> {
+    let tls = platform_tls().map_err(RegistryError::Tls)?;
+    let proxies = proxies.clone();
+    let route = reqwest::Proxy::custom(move |url| {
+        proxies
+            .proxy_for(url.scheme(), url.host_str()?, url.port())
+            .filter(|p| p.kind() == crate::proxy::ProxyKind::Http)
+            .map(|p| p.url_with_credentials().to_owned())
+    });
     reqwest::Client::builder()
+        .proxy(route)
         .tls_backend_preconfigured(tls)
         .connect_timeout(connect_timeout)
         .user_agent(concat!("deploy-action/", env!("CARGO_PKG_VERSION")))
@@ -224,7 +246,7 @@ mod tests {
             base_delay: Duration::ZERO,
         };
         let transport = Transport::new(
-            http_client(Duration::from_secs(1)).unwrap(),
+            http_client(Duration::from_secs(1), &crate::proxy::ProxyEnv::none()).unwrap(),
             &insecure,
             retry,
         );
