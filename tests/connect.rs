@@ -11,6 +11,7 @@ use kube_sim::{Scenario, Sim};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Output;
+use std::time::Duration;
 use tower::ServiceExt as _;
 
 const BIN: &str = env!("CARGO_BIN_EXE_deploy-action");
@@ -362,4 +363,75 @@ async fn github_is_reached_through_the_proxy_with_its_token_intact() {
         )),
         "{carried:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deploy_over_tls_goes_on_when_its_token_file_rotates_mid_run() {
+    use kube_sim::scenario::ImageBehaviour;
+    use kube_sim::{ServeOptions, TokenSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "token-one\n").unwrap();
+    // kube-sim reads the same file: once it is rewritten, only the new token is taken.
+    // Every watch of pods ends after two events, so watches start again after the rotation
+    // and meet the 401 an old token gets.
+    let drop_watches = kube_sim::scenario::Fault {
+        matcher: kube_sim::scenario::FaultMatch {
+            verb: Some("watch".into()),
+            resource: Some("pods".into()),
+            ..Default::default()
+        },
+        drop_after_events: Some(2),
+        ..Default::default()
+    };
+    let mut sim = Sim::start(
+        Scenario::builder()
+            .default_image(ImageBehaviour::pulls_in(Duration::from_secs(3)))
+            .token(TokenSpec::token_file(&token, "ci", &["system:masters"]))
+            .fault(drop_watches)
+            .build(),
+    );
+    let served = sim
+        .serve_with(ServeOptions::new("127.0.0.1:0").tls())
+        .await
+        .unwrap();
+    served
+        .kubeconfig()
+        .token_file(&token)
+        .write(&dir.path().join("kubeconfig"))
+        .unwrap();
+    std::fs::write(
+        dir.path().join("web.yaml"),
+        crate::support::deployment("web", "registry.local/shop/web:1", ""),
+    )
+    .unwrap();
+    let rotate = {
+        let token = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            std::fs::write(&token, "token-two\n").unwrap();
+        })
+    };
+    let out = tokio::process::Command::new(BIN)
+        .args(["deploy", "-f", "web.yaml", "--kubeconfig", "kubeconfig"])
+        .args([
+            "--timeout",
+            "60s",
+            "--settle",
+            "2s",
+            "--image-preflight",
+            "off",
+        ])
+        .current_dir(dir.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_TOKEN")
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .unwrap();
+    rotate.await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The first 401 re-read the file; no warning of a refused watch reached the log.
+    assert!(!stderr.contains("Unauthorized"), "{stderr}");
 }
