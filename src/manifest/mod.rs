@@ -1,6 +1,7 @@
 //! Loads Kubernetes manifests from files, directories and stdin into objects that know
 //! their source lines, and validates them statically and against the cluster's kinds.
 
+pub mod builtin;
 mod cluster;
 mod containers;
 mod document;
@@ -8,9 +9,11 @@ mod error;
 mod json;
 pub mod limits;
 mod load;
+pub mod offline;
 mod origin;
 mod scalar;
 pub mod secrets;
+mod shape;
 mod source;
 mod validate;
 mod yaml;

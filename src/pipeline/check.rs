@@ -28,6 +28,23 @@ pub async fn check(
             resources: manifests.len(),
         },
     );
+    observer.event(
+        start.elapsed(),
+        RunEvent::Note(format!(
+            "kinds checked against Kubernetes {}'s built-in API and the CRDs in the manifests",
+            crate::manifest::builtin::KUBERNETES_VERSION
+        )),
+    );
+    let (_, unchecked) = crate::manifest::offline::kinds(manifests);
+    for n in &unchecked {
+        observer.event(
+            start.elapsed(),
+            RunEvent::Warning(format!(
+                "{}:{}: {}",
+                n.source.file, n.source.line, n.message
+            )),
+        );
+    }
     let mode = config.image_preflight;
     let report = preflight::preflight(
         manifests,
@@ -61,7 +78,10 @@ pub async fn check(
         .collect();
     // Not a dry run of the apply: nothing was sent to a cluster, so the summary must not
     // claim server validation; it speaks of images instead.
-    Ok(RunOutcome::new(false, start.elapsed().as_secs_f64(), outcomes).with_images(tally))
+    let mut run =
+        RunOutcome::new(false, start.elapsed().as_secs_f64(), outcomes).with_images(tally);
+    run.notices = unchecked;
+    Ok(run)
 }
 
 /// One manifest's `check` outcome: failed on a missing image, unfinished (`not_validated`)

@@ -91,6 +91,13 @@ pub fn load_rules(mut config: Config) -> Result<Config, RunError> {
 /// Load the manifests named by the config (stdin given as text).
 pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunError> {
     let manifests = manifest::load(&config.files, stdin)?;
+    if config.mode == crate::config::Mode::Check {
+        // No cluster to ask which kinds exist: Kubernetes' own list and the manifests' CRDs.
+        let (problems, _) = manifest::offline::kinds(&manifests);
+        if !problems.is_empty() {
+            return Err(RunError::Load(manifest::LoadError::Invalid(problems)));
+        }
+    }
     let too_short = settle_problems(config, &manifests);
     if !too_short.is_empty() {
         return Err(RunError::Invalid(too_short));
