@@ -467,3 +467,29 @@ async fn a_deployer_that_may_not_list_pods_fails_forbidden_at_once_naming_the_gr
     );
     assert!(web.seconds < 10.0, "{}", web.seconds);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_deployer_that_may_list_pods_but_not_watch_them_fails_forbidden_too() {
+    let watch_only = forbid("pods")
+        .into_iter()
+        .filter(|f| f.matcher.verb.as_deref() == Some("watch"));
+    let sim = Sim::start(Scenario {
+        faults: watch_only.collect(),
+        ..Scenario::default()
+    });
+    let yaml = crate::support::deployment("web", "registry.local/shop/web:1", "");
+    let run = run_with(&sim, "web.yaml", &yaml, config(Mode::Deploy, MINUTES_5))
+        .await
+        .unwrap();
+    let web = outcome(&run, "Deployment", "web");
+    assert_eq!(
+        (web.verdict, web.reason),
+        (Verdict::Failed, Some(Reason::Forbidden)),
+        "{web:#?}"
+    );
+    assert!(
+        web.message.contains("cannot watch resource \"pods\""),
+        "{}",
+        web.message
+    );
+}

@@ -31,8 +31,8 @@ pub enum Seen<T = Value> {
         scope: usize,
         objects: Vec<T>,
     },
-    /// The watch failed and is backing off (shown, never fatal). `forbidden`: the list was
-    /// refused 403, so waiting will not bring it.
+    /// The watch failed and is backing off (shown, never fatal). `forbidden`: the list or
+    /// the watch was refused 403, so waiting will not bring it.
     Trouble {
         scope: usize,
         message: String,
@@ -74,6 +74,18 @@ fn relist_backoff() -> impl Iterator<Item = std::time::Duration> {
             .with_max_delay(std::time::Duration::from_secs(30))
             .with_jitter()
             .without_max_times(),
+    )
+}
+
+/// Whether the failure is a 403: the list or the watch itself refused, so waiting will not
+/// bring it.
+fn refused(error: &watcher::Error) -> bool {
+    matches!(
+        error,
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+            | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+            | watcher::Error::WatchFailed(kube::Error::Api(s))
+            if s.code == 403
     )
 }
 
@@ -171,10 +183,7 @@ async fn watch_once<T>(
                 Seen::Trouble {
                     scope: index,
                     message: describe(&e),
-                    forbidden: matches!(
-                        &e,
-                        watcher::Error::InitialListFailed(kube::Error::Api(s)) if s.code == 403
-                    ),
+                    forbidden: refused(&e),
                 }
             }
         };
