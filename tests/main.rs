@@ -3,6 +3,7 @@
 
 mod action;
 mod action_runner;
+mod agreement;
 mod autoscaler;
 mod blind;
 mod cli;

@@ -335,43 +335,9 @@ pub fn lookup(api_version: &str, kind: &str) -> Lookup {
     Lookup::Unknown { near: near(kind) }
 }
 
-/// The built-in kind closest to `kind`: the same but for case, or at most two edits away.
+/// The built-in kind closest to `kind`.
 fn near(kind: &str) -> Option<&'static str> {
-    let lower = kind.to_ascii_lowercase();
-    BUILTIN
-        .iter()
-        .map(|(_, k)| *k)
-        .map(|k| (k, distance(&lower, &k.to_ascii_lowercase())))
-        // Two edits in a long name, one in a short one (`Pod` is two from `Job`).
-        .filter(|(k, d)| *d <= (k.len() / 4).clamp(1, 2))
-        .min_by_key(|(_, d)| *d)
-        .map(|(k, _)| k)
-}
-
-/// Levenshtein distance, with a swap of two neighbours counting as one edit.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
+    super::near::nearest(kind, BUILTIN.iter().map(|(_, k)| *k))
 }
 
 #[cfg(test)]

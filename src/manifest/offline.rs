@@ -48,6 +48,7 @@ pub fn kinds(manifests: &[Manifest]) -> (Vec<Problem>, Vec<Notice>) {
             continue; // validation says what is missing
         }
         super::shape::check(m, &mut problems);
+        super::refusals::check(m, &mut problems);
         let at = |message: String| Problem::new(&m.file, Some(m.line_near("/kind")), message);
         match builtin::lookup(&m.api_version, &m.kind) {
             Lookup::Builtin => {}

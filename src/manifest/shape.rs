@@ -148,14 +148,9 @@ fn name(m: &Manifest, problems: &mut Vec<Problem>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::load_str;
 
     fn problems(yaml: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for m in load_str("app.yaml", yaml).unwrap() {
-            check(&m, &mut out);
-        }
-        out.iter().map(ToString::to_string).collect()
+        crate::manifest::tests::found_by(check, yaml)
     }
 
     fn deployment(selector: &str, labels: &str) -> String {

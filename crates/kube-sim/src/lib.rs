@@ -5,8 +5,6 @@ pub mod apply;
 pub mod cli;
 pub mod clock;
 pub mod controllers;
-pub mod decode;
-pub mod defaults;
 pub mod engine;
 pub mod events;
 pub mod kubeconfig;
@@ -19,7 +17,9 @@ pub mod server;
 pub mod sim;
 pub mod store;
 pub mod tls;
-pub mod validation;
+
+// Shared with deploy-action's offline `check`, so the two cannot disagree.
+pub use kube_strict::{decode, defaults, validation};
 
 pub use kubeconfig::Kubeconfig;
 pub use scenario::{Scenario, TokenSpec};

@@ -16,6 +16,15 @@ fn load_stdin(text: &str) -> Vec<Manifest> {
     }
 }
 
+/// What a check of one manifest at a time finds in `yaml` (loaded as `app.yaml`), printed.
+pub(crate) fn found_by(check: fn(&Manifest, &mut Vec<Problem>), yaml: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in super::load_str("app.yaml", yaml).unwrap() {
+        check(&m, &mut out);
+    }
+    out.iter().map(ToString::to_string).collect()
+}
+
 fn problems(result: Result<Vec<Manifest>, LoadError>) -> Vec<Problem> {
     match result {
         Ok(manifests) => panic!("expected problems, loaded {} manifests", manifests.len()),

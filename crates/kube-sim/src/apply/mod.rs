@@ -7,8 +7,8 @@ pub mod fieldset;
 mod managed;
 mod merge;
 mod patch;
-mod path;
-pub mod schema;
+use kube_strict::path;
+pub use kube_strict::schema;
 mod ssa;
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! API-server validation for kube-sim: pure checks that reject an object with the exact
-//! 422 Invalid error kube-apiserver 1.33 returns (causes, message and Status body).
+//! API-server validation, for kube-sim's server and `check` (through `refusal`): pure
+//! checks that reject an object with the exact 422 Invalid error kube-apiserver 1.33
+//! returns (causes, message and Status body).
 
 mod batch;
 mod claim_update;

@@ -1,5 +1,6 @@
-//! API-server defaulting for kube-sim: pure functions that turn a submitted object into
-//! the object a real kube-apiserver 1.33 stores and returns.
+//! API-server defaulting, for kube-sim's server and `check` (through `refusal`): pure
+//! functions that turn a submitted object into the object a real kube-apiserver 1.33
+//! stores and returns.
 
 mod apps;
 mod batch;

@@ -108,7 +108,8 @@ impl<'a> Walker<'a> {
                         format!("expected map, got {}", smd_value(self.value))
                     }
                 };
-                self.shared.error(format!("{}: {message}", self.at.smd()));
+                let message = format!("{}: {message}", self.at.smd());
+                self.shared.error(&self.at, message, &[]);
                 zero(visitor)
             }
         }
@@ -392,7 +393,7 @@ impl<'de, 'a, I: Iterator<Item = (&'a String, &'a Value)>> de::MapAccess<'de> fo
             && !declared.contains(&key.as_str())
         {
             let at = self.parent.at.field(key);
-            if self.parent.shared.unknown(at) {
+            if self.parent.shared.unknown(at, declared) {
                 self.stopped = true;
                 return Ok(None);
             }

@@ -3,7 +3,8 @@
 //! `spec.template.spec.containers[0].imagee`) and structured-merge-diff's
 //! (`.spec.template.spec.containers[name="web"].image`).
 
-use crate::apply::{ListKind, PathElement, list_kind, path_string, schema::item_element};
+use crate::path::{PathElement, path_string};
+use crate::schema::{ListKind, item_element, list_kind};
 use serde_json::Value;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +82,21 @@ impl Location {
         out
     }
 
+    /// `/spec/template/spec/containers/0/imagee`, a JSON pointer (RFC 6901) to the value.
+    pub fn pointer(&self) -> String {
+        let mut out = String::new();
+        for step in &self.steps {
+            out.push('/');
+            match step {
+                Step::Field(n) | Step::Key(n) => {
+                    out.push_str(&n.replace('~', "~0").replace('/', "~1"));
+                }
+                Step::Index(i) => out.push_str(&i.to_string()),
+            }
+        }
+        out
+    }
+
     /// `.spec.replicas`, as structured-merge-diff prints a path.
     pub fn smd(&self) -> String {
         path_string(&self.smd)
@@ -125,12 +141,18 @@ mod tests {
             .field("imagee");
         assert_eq!(at.go_field(), "spec.template.spec.containers.imagee");
         assert_eq!(at.strict(), "spec.template.spec.containers[0].imagee");
+        assert_eq!(at.pointer(), "/spec/template/spec/containers/0/imagee");
         assert_eq!(
             at.smd(),
             ".spec.template.spec.containers[name=\"web\"].imagee"
         );
         let data = Location::default().field("data").key("a");
         assert_eq!(data.go_field(), "data");
+        let key = Location::default()
+            .field("metadata")
+            .field("annotations")
+            .key("a/b~c");
+        assert_eq!(key.pointer(), "/metadata/annotations/a~1b~0c");
     }
 
     #[test]

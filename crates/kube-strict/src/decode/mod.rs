@@ -26,6 +26,19 @@ pub enum Dialect {
     Apply,
 }
 
+/// One thing decoding found, with its place in the object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// A JSON pointer to the value (`/spec/template/spec/containers/0/imagePullPolcy`).
+    pub pointer: String,
+    /// The API server's words for it, in the dialect decoded (the same as in `errors` or
+    /// `unknown`).
+    pub message: String,
+    /// For an undeclared field, the fields its Go struct does declare (the place to look for
+    /// the name that was meant); empty for a type error.
+    pub declared: &'static [&'static str],
+}
+
 /// What decoding found.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Findings {
@@ -34,6 +47,9 @@ pub struct Findings {
     /// `Json` only: undeclared fields, as the strict decoder spells them
     /// (`spec.template.spec.containers[0].imagee`).
     pub unknown: Vec<String>,
+    /// Each finding with its place: under `Apply`, every error; under `Json`, the unknown
+    /// fields only (Go's single type error names no index, so it is not placed).
+    pub located: Vec<Finding>,
     unknown_at: Vec<Vec<location::Step>>,
 }
 
@@ -55,24 +71,38 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn error(&self, message: String) {
+    /// Record an `Apply` error at `at`.
+    fn error(&self, at: &Location, message: String, declared: &'static [&'static str]) {
         if let Ok(mut f) = self.found.lock() {
+            f.located.push(Finding {
+                pointer: at.pointer(),
+                message: message.clone(),
+                declared,
+            });
             f.errors.push(message);
         }
     }
 
-    /// Record an undeclared field; `true` if the rest of its object is not to be read.
-    fn unknown(&self, at: Location) -> bool {
+    /// Record an undeclared field of a struct declaring `declared`; `true` if the rest of
+    /// its object is not to be read.
+    fn unknown(&self, at: Location, declared: &'static [&'static str]) -> bool {
         match self.dialect {
             Dialect::Json => {
                 if let Ok(mut f) = self.found.lock() {
-                    f.unknown.push(format!("unknown field {:?}", at.strict()));
+                    let message = format!("unknown field {:?}", at.strict());
+                    f.located.push(Finding {
+                        pointer: at.pointer(),
+                        message: message.clone(),
+                        declared,
+                    });
+                    f.unknown.push(message);
                     f.unknown_at.push(at.steps);
                 }
                 false
             }
             Dialect::Apply => {
-                self.error(format!("{}: field not declared in schema", at.smd()));
+                let message = format!("{}: field not declared in schema", at.smd());
+                self.error(&at, message, declared);
                 true
             }
         }

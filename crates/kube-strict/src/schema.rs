@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::fieldset::PathElement;
+use crate::path::PathElement;
 
 /// How a list merges and how its items are owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
