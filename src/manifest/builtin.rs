@@ -349,7 +349,7 @@ fn near(kind: &str) -> Option<&'static str> {
 }
 
 /// Levenshtein distance, with a swap of two neighbours counting as one edit.
-fn distance(a: &str, b: &str) -> usize {
+pub(super) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];

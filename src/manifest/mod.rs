@@ -4,6 +4,7 @@
 pub mod builtin;
 mod cluster;
 mod containers;
+pub mod crd_schema;
 mod document;
 mod error;
 mod json;
