@@ -5,6 +5,7 @@ pub mod builtin;
 mod cluster;
 mod containers;
 pub mod crd_schema;
+mod custom;
 mod document;
 mod error;
 mod json;
