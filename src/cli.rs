@@ -223,6 +223,11 @@ pub struct CheckArgs {
     /// ones; repeat for several files (a later file's rule for a kind wins).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<PathBuf>,
+    /// CRD files (directories searched recursively, .yaml/.yml/.json) for custom resources
+    /// whose operator is installed separately: their objects are held to these schemas as
+    /// to those of the CRDs in the manifests. Repeat for several.
+    #[arg(long = "schemas", value_name = "DIR")]
+    pub schemas: Vec<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
     /// Write the JSON report here.

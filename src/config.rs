@@ -59,6 +59,8 @@ pub struct Config {
     pub rules: Vec<PathBuf>,
     /// The rules those files hold, once loaded (`pipeline::load_rules`).
     pub health_rules: std::sync::Arc<crate::rules::health::rule::HealthRules>,
+    /// `check --schemas`: files and directories of CRDs installed apart from the manifests.
+    pub schemas: Vec<PathBuf>,
     /// `watch --wait-for-creation`: a resource not in the cluster is waited for, not
     /// reported `absent`.
     pub wait_for_creation: bool,
@@ -120,6 +122,7 @@ impl Config {
                     prune: None,
                     rules: c.rules.clone(),
                     health_rules: std::sync::Arc::default(),
+                    schemas: c.schemas.clone(),
                     wait_for_creation: false,
                 });
             }
@@ -161,6 +164,7 @@ impl Config {
             },
             rules: args.rules.clone(),
             health_rules: std::sync::Arc::default(),
+            schemas: Vec::new(),
             wait_for_creation: matches!(command, Command::Watch(w) if w.wait_for_creation),
         })
     }
@@ -188,6 +192,7 @@ impl Config {
             prune: None,
             rules: Vec::new(),
             health_rules: std::sync::Arc::default(),
+            schemas: Vec::new(),
             wait_for_creation: false,
         })
     }

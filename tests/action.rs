@@ -251,6 +251,39 @@ async fn watch_fails_an_absent_resource_and_wait_for_creation_belongs_to_watch()
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemas_reach_check_and_belong_to_it() {
+    let (_sim, kubeconfig) = cluster().await;
+    let runner = Runner::new(&repo_root());
+    let ws = runner.workspace();
+    std::fs::create_dir_all(ws.join("crds")).unwrap();
+    std::fs::create_dir_all(ws.join("k8s")).unwrap();
+    std::fs::write(
+        ws.join("crds/widgets.yaml"),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.acme.io}\nspec:\n  group: acme.io\n  scope: Namespaced\n  names: {plural: widgets, kind: Widget}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, required: [size]}}}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("k8s/w.yaml"),
+        "apiVersion: acme.io/v1\nkind: Widget\nmetadata: {name: w}\nspec: {}\n",
+    )
+    .unwrap();
+    let check = deploy_inputs(&kubeconfig, &[("command", "check"), ("schemas", "crds")]);
+    let (runner, run) = run_action(runner, check).await;
+    assert_eq!(run.exit, 2, "{}", run.log);
+    assert!(run.log.contains("spec.size: Required value"), "{}", run.log);
+
+    let misplaced = deploy_inputs(&kubeconfig, &[("schemas", "crds")]);
+    let (_runner, run) = run_action(runner, misplaced).await;
+    assert_eq!(run.exit, 2, "{}", run.log);
+    assert!(
+        run.log
+            .contains("::error title=deploy-action::schemas applies to the check command only"),
+        "{}",
+        run.log
+    );
+}
+
 fn fake_tool(dir: &Path, name: &str, script: &str) {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(name);

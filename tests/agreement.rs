@@ -106,7 +106,7 @@ fn cases() -> Vec<(&'static str, String, bool)> {
 /// ones.
 fn check_refuses(yaml: &str) -> bool {
     match load_str("case.yaml", yaml) {
-        Ok(manifests) => !offline::kinds(&manifests).0.is_empty(),
+        Ok(manifests) => !offline::kinds(&manifests, &[]).0.is_empty(),
         Err(_) => true,
     }
 }

@@ -621,6 +621,88 @@ async fn check_needs_no_cluster_and_fails_a_never_pushed_image() {
     assert_eq!(r["resources"][0]["annotation"]["line"], 15);
 }
 
+#[test]
+fn check_holds_custom_resources_to_the_crds_schemas_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("crds/acme")).unwrap();
+    std::fs::write(
+        d.join("crds/acme/widgets.yml"),
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.acme.io}
+spec:
+  group: acme.io
+  scope: Namespaced
+  names: {plural: widgets, kind: Widget}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                size: {type: integer}
+",
+    )
+    .unwrap();
+    // Not a CRD: ignored.
+    std::fs::write(
+        d.join("crds/README.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    let widget = |size: &str| {
+        format!(
+            "apiVersion: acme.io/v1\nkind: Widget\nmetadata: {{name: w}}\nspec:\n  size: {size}\n"
+        )
+    };
+    let check = |schemas: &[&str]| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.args(["check", "-f", "w.yaml", "--image-preflight", "off"]);
+        for s in schemas {
+            cmd.args(["--schemas", s]);
+        }
+        let out = cmd
+            .current_dir(d)
+            .env_remove("GITHUB_ACTIONS")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out.stderr))
+    };
+    std::fs::write(d.join("w.yaml"), widget("three")).unwrap();
+    // Without the schema, the kind is only said unchecked.
+    let (code, err) = check(&[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("no CRD in the manifests defines it"), "{err}");
+    let (code, err) = check(&["crds"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "w.yaml:5: spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+        ),
+        "{err}"
+    );
+    // A field the schema does not declare: a warning, as the server prunes it.
+    std::fs::write(d.join("w.yaml"), widget("3\n  sise: 4")).unwrap();
+    let (code, err) = check(&["crds/acme/widgets.yml"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("no CRD"), "{err}");
+    assert!(
+        err.contains("w.yaml:6: Widget/w: unknown field \"spec.sise\" (did you mean \"size\"?)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the CRDs in the manifests and --schemas"),
+        "{err}"
+    );
+}
+
 /// stderr of `deploy-action ARGS` with `env`, paths and ports made stable for a snapshot.
 fn first_contact(args: &[&str], env: &[(&str, &str)], dir: &Path) -> String {
     let mut cmd = std::process::Command::new(BIN);

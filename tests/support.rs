@@ -33,6 +33,7 @@ pub fn config(mode: Mode, timeout: Duration) -> Config {
         prune: None,
         rules: Vec::new(),
         health_rules: std::sync::Arc::default(),
+        schemas: Vec::new(),
         wait_for_creation: false,
     }
 }

@@ -4,6 +4,8 @@
 pub mod builtin;
 mod cluster;
 mod containers;
+pub mod crd_schema;
+mod custom;
 mod document;
 mod error;
 mod json;

@@ -1,8 +1,9 @@
 //! What `check` can say without a cluster, beyond what every command validates: built-in
 //! kinds against Kubernetes' own list (a removed version, a kind at the wrong version, a
 //! misspelt kind with the near name), custom kinds against the CRDs in the same manifests
-//! (one with no CRD there is said to be unchecked, never passed silently), and the shapes
-//! the API server refuses (`shape`). A deploy asks the server instead, in its dry run.
+//! or given by `--schemas` (their version, then their schema: `custom`; one with no CRD is
+//! said to be unchecked, never passed silently), and the shapes the API server refuses
+//! (`shape`). A deploy asks the server instead, in its dry run.
 
 use super::builtin::{self, Lookup};
 use super::document::Manifest;
@@ -10,20 +11,27 @@ use super::error::Problem;
 use crate::vocab::outcome::{Notice, SourceSpan};
 use std::collections::BTreeSet;
 
-/// A kind a CRD in the manifests defines: its group, kind and served versions.
-struct Defined {
+/// A kind a CRD defines: its group, kind and served versions, the CRD object, and whether
+/// it came with the manifests or from `--schemas`.
+struct Defined<'a> {
     group: String,
     kind: String,
     versions: Vec<String>,
+    crd: &'a Manifest,
+    from: &'static str,
 }
 
-fn defined(manifests: &[Manifest]) -> Vec<Defined> {
-    manifests
-        .iter()
-        .filter(|m| m.kind == "CustomResourceDefinition")
-        .filter_map(|m| {
+/// The CRDs among the manifests, then those of `--schemas` (the manifests' win).
+fn defined<'a>(manifests: &'a [Manifest], schemas: &'a [Manifest]) -> Vec<Defined<'a>> {
+    let from = |ms: &'a [Manifest], from| ms.iter().map(move |m| (m, from));
+    from(manifests, "the manifests")
+        .chain(from(schemas, "--schemas"))
+        .filter(|(m, _)| m.kind == "CustomResourceDefinition")
+        .filter_map(|(m, from)| {
             let spec = m.object.get("spec")?;
             Some(Defined {
+                crd: m,
+                from,
                 group: spec.get("group")?.as_str()?.to_owned(),
                 kind: spec.pointer("/names/kind")?.as_str()?.to_owned(),
                 versions: spec
@@ -37,9 +45,10 @@ fn defined(manifests: &[Manifest]) -> Vec<Defined> {
         .collect()
 }
 
-/// Problems with the manifests' kinds, and a notice per custom kind nothing here defines.
-pub fn kinds(manifests: &[Manifest]) -> (Vec<Problem>, Vec<Notice>) {
-    let crds = defined(manifests);
+/// Problems with the manifests' kinds (and custom resources' fields), and a notice per
+/// custom kind no CRD here defines and per unknown field. `schemas`: `--schemas`' CRDs.
+pub fn kinds(manifests: &[Manifest], schemas: &[Manifest]) -> (Vec<Problem>, Vec<Notice>) {
+    let crds = defined(manifests, schemas);
     let mut problems = Vec::new();
     let mut notices = Vec::new();
     let mut unchecked = BTreeSet::new();
@@ -85,10 +94,13 @@ pub fn kinds(manifests: &[Manifest]) -> (Vec<Problem>, Vec<Notice>) {
             Lookup::Custom => {
                 let (group, version) = m.api_version.split_once('/').unwrap_or(("", ""));
                 match crds.iter().find(|d| d.group == group && d.kind == m.kind) {
-                    Some(d) if d.versions.iter().any(|v| v == version) => {}
+                    Some(d) if d.versions.iter().any(|v| v == version) => {
+                        super::custom::check(m, d.crd, version, &mut problems, &mut notices);
+                    }
                     Some(d) => problems.push(
                         at(format!(
-                            "the CRD in the manifests serves {} {} at {}, not {version}",
+                            "the CRD in {} serves {} {} at {}, not {version}",
+                            d.from,
                             group,
                             m.kind,
                             d.versions.join(", ")
@@ -119,13 +131,18 @@ pub fn kinds(manifests: &[Manifest]) -> (Vec<Problem>, Vec<Notice>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::manifest::load_str;
 
     fn run(yaml: &str) -> (Vec<String>, Vec<String>) {
+        run_with(yaml, &[])
+    }
+
+    /// The problems and notices of `yaml` as `app.yaml`, with `schemas`' CRDs, as printed.
+    pub(crate) fn run_with(yaml: &str, schemas: &[Manifest]) -> (Vec<String>, Vec<String>) {
         let manifests = load_str("app.yaml", yaml).unwrap();
-        let (problems, notices) = kinds(&manifests);
+        let (problems, notices) = kinds(&manifests, schemas);
         (
             problems.iter().map(ToString::to_string).collect(),
             notices

@@ -31,11 +31,17 @@ pub async fn check(
     observer.event(
         start.elapsed(),
         RunEvent::Note(format!(
-            "kinds checked against Kubernetes {}'s built-in API and the CRDs in the manifests",
-            crate::manifest::builtin::KUBERNETES_VERSION
+            "kinds checked against Kubernetes {}'s built-in API and the CRDs in the manifests{}",
+            crate::manifest::builtin::KUBERNETES_VERSION,
+            if config.schemas.is_empty() {
+                ""
+            } else {
+                " and --schemas"
+            }
         )),
     );
-    let (_, unchecked) = crate::manifest::offline::kinds(manifests);
+    let crds = super::load::schema_crds(config)?;
+    let (_, unchecked) = crate::manifest::offline::kinds(manifests, &crds);
     for n in &unchecked {
         observer.event(
             start.elapsed(),

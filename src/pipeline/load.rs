@@ -88,12 +88,28 @@ pub fn load_rules(mut config: Config) -> Result<Config, RunError> {
     Ok(config)
 }
 
+/// The CRDs of `check --schemas` (anything else there is ignored), loaded as manifests are.
+pub fn schema_crds(config: &Config) -> Result<Vec<Manifest>, RunError> {
+    if config.schemas.is_empty() {
+        return Ok(Vec::new());
+    }
+    let paths: Vec<String> = config
+        .schemas
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut crds = manifest::load(&paths, None)?;
+    crds.retain(|m| m.defines().is_some());
+    Ok(crds)
+}
+
 /// Load the manifests named by the config (stdin given as text).
 pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunError> {
     let manifests = manifest::load(&config.files, stdin)?;
     if config.mode == crate::config::Mode::Check {
-        // No cluster to ask which kinds exist: Kubernetes' own list and the manifests' CRDs.
-        let (problems, _) = manifest::offline::kinds(&manifests);
+        // No cluster to ask which kinds exist: Kubernetes' own list and the CRDs in the
+        // manifests and `--schemas`.
+        let (problems, _) = manifest::offline::kinds(&manifests, &schema_crds(config)?);
         if !problems.is_empty() {
             return Err(RunError::Load(manifest::LoadError::Invalid(problems)));
         }
