@@ -228,6 +228,9 @@ pub struct CheckArgs {
     /// to those of the CRDs in the manifests. Repeat for several.
     #[arg(long = "schemas", value_name = "DIR")]
     pub schemas: Vec<PathBuf>,
+    /// The Kubernetes version whose API the manifests are held to (this build knows 1.33).
+    #[arg(long, value_name = "X.Y", default_value = crate::manifest::builtin::KUBERNETES_VERSION)]
+    pub kubernetes_version: String,
     #[command(flatten)]
     pub registry: RegistryArgs,
     /// Write the JSON report here.

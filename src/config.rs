@@ -89,6 +89,11 @@ pub enum ConfigError {
     StdinTwice,
     #[error("`{0}` prints what a deploy needs; it applies and judges nothing")]
     NotARun(&'static str),
+    #[error(
+        "--kubernetes-version {0}: this build checks against Kubernetes {known} only (its built-in kinds and validation come from that version)",
+        known = crate::manifest::builtin::KUBERNETES_VERSION
+    )]
+    KubernetesVersion(String),
     #[error(transparent)]
     Applyset(#[from] crate::prune::applyset::ParentNameError),
 }
@@ -104,6 +109,11 @@ impl Config {
             Command::Check(c) => {
                 if c.files.iter().filter(|f| *f == "-").count() > 1 {
                     return Err(ConfigError::StdinTwice);
+                }
+                let known = crate::manifest::builtin::KUBERNETES_VERSION;
+                let asked = c.kubernetes_version.trim_start_matches('v');
+                if asked != known && !asked.starts_with(&format!("{known}.")) {
+                    return Err(ConfigError::KubernetesVersion(c.kubernetes_version.clone()));
                 }
                 return Ok(Config {
                     mode: Mode::Check,
@@ -363,6 +373,22 @@ mod tests {
             config(&["deploy", "-f", "x", "--prune", "--applyset", "Web"]),
             Err(ConfigError::Applyset(_))
         ));
+    }
+
+    #[test]
+    fn check_knows_the_kubernetes_version_it_was_built_for_and_refuses_others() {
+        for ok in ["1.33", "v1.33", "1.33.2"] {
+            assert!(
+                config(&["check", "-f", "x", "--kubernetes-version", ok]).is_ok(),
+                "{ok}"
+            );
+        }
+        assert!(config(&["check", "-f", "x"]).is_ok());
+        let refused = config(&["check", "-f", "x", "--kubernetes-version", "1.29"]).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "--kubernetes-version 1.29: this build checks against Kubernetes 1.33 only (its built-in kinds and validation come from that version)"
+        );
     }
 
     #[test]

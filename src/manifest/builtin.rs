@@ -280,6 +280,22 @@ const REMOVED: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// Served APIs the API server warns about when used (its `Warning` header): (apiVersion,
+/// kind, the warning as the server words it).
+const DEPRECATED: &[(&str, &str, &str)] = &[(
+    "v1",
+    "Endpoints",
+    "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+)];
+
+/// The API server's deprecation warning for a served apiVersion and kind, if it gives one.
+pub fn deprecated(api_version: &str, kind: &str) -> Option<&'static str> {
+    DEPRECATED
+        .iter()
+        .find(|(av, k, _)| *av == api_version && *k == kind)
+        .map(|(.., warning)| *warning)
+}
+
 /// What the built-in API says of an apiVersion and kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {

@@ -60,7 +60,17 @@ pub fn kinds(manifests: &[Manifest], schemas: &[Manifest]) -> (Vec<Problem>, Vec
         super::refusals::check(m, &mut problems);
         let at = |message: String| Problem::new(&m.file, Some(m.line_near("/kind")), message);
         match builtin::lookup(&m.api_version, &m.kind) {
-            Lookup::Builtin => {}
+            Lookup::Builtin => {
+                if let Some(warning) = builtin::deprecated(&m.api_version, &m.kind) {
+                    notices.push(Notice {
+                        source: SourceSpan {
+                            file: m.file.clone(),
+                            line: m.line_near("/apiVersion"),
+                        },
+                        message: format!("{}: {warning}", m.display_name()),
+                    });
+                }
+            }
             Lookup::Removed { removed, instead } => problems.push(
                 at(format!(
                     "{} {} was removed in Kubernetes {removed}",
@@ -150,6 +160,27 @@ pub(super) mod tests {
                 .map(|n| format!("{}:{}: {}", n.source.file, n.source.line, n.message))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn a_deprecated_api_is_a_warning_in_the_servers_words() {
+        let manifests = load_str(
+            "app.yaml",
+            "apiVersion: v1\nkind: Endpoints\nmetadata: {name: legacy}\nsubsets: []\n",
+        )
+        .unwrap();
+        let (problems, notices) = kinds(&manifests, &[]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let notices: Vec<String> = notices
+            .iter()
+            .map(|n| format!("{}:{}: {}", n.source.file, n.source.line, n.message))
+            .collect();
+        assert_eq!(
+            notices,
+            [
+                "app.yaml:1: Endpoints/legacy: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+            ]
+        );
     }
 
     #[test]
