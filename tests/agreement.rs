@@ -1,9 +1,11 @@
 //! `check`'s offline validation and kube-sim's server-side apply dry run, run over the
 //! same manifests, accept and refuse the same ones: both take their rules from
-//! kube-strict, and this is where a divergence between them would show.
+//! kube-strict, and this is where a divergence between them would show. Custom resources
+//! too: both hold them to their CRD's schema with `kube_strict::crd_schema`.
 
 use deploy_action::manifest::{load_str, offline};
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube_sim::{Scenario, Sim};
 
@@ -99,14 +101,64 @@ fn cases() -> Vec<(&'static str, String, bool)> {
         ("daemonset strategy", daemon("Sometimes"), true),
         ("configmap", config("MODE: a"), false),
         ("configmap number", config("PORT: 80"), true),
+        ("widget", widget("{name: blue, size: 3, mode: safe}"), false),
+        (
+            "widget size as a word",
+            widget("{name: blue, size: big}"),
+            true,
+        ),
+        ("widget without its name", widget("{size: 3}"), true),
+        ("widget mode wild", widget("{name: blue, mode: wild}"), true),
+        (
+            "widget too big for its rule",
+            widget("{name: blue, size: 11}"),
+            true,
+        ),
+        (
+            "widget unknown field, pruned",
+            widget("{name: blue, sise: 3}"),
+            false,
+        ),
     ]
+}
+
+/// The CRD of the Widgets among the cases: typed, required, enumerated and ruled fields.
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.acme.io}
+spec:
+  group: acme.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              required: [name]
+              x-kubernetes-validations: [{rule: 'self.size <= 10', message: too big}]
+              properties:
+                name: {type: string}
+                size: {type: integer, default: 1}
+                mode: {type: string, enum: [safe, fast]}
+";
+
+fn widget(spec: &str) -> String {
+    format!("apiVersion: acme.io/v1\nkind: Widget\nmetadata: {{name: blue}}\nspec: {spec}\n")
 }
 
 /// Whether check, with no cluster, finds problems in `yaml`: loading's own or the offline
 /// ones.
 fn check_refuses(yaml: &str) -> bool {
+    let crds = load_str("crd.yaml", WIDGET_CRD).expect("the CRD loads");
     match load_str("case.yaml", yaml) {
-        Ok(manifests) => !offline::kinds(&manifests, &[]).0.is_empty(),
+        Ok(manifests) => !offline::kinds(&manifests, &crds).0.is_empty(),
         Err(_) => true,
     }
 }
@@ -128,6 +180,12 @@ async fn sim_refuses(sim: &Sim, yaml: &str) -> bool {
 #[tokio::test]
 async fn check_and_kube_sim_accept_and_refuse_the_same_manifests() {
     let sim = Sim::start(Scenario::default());
+    let crds: Api<CustomResourceDefinition> = Api::all(sim.client());
+    let crd = serde_yaml_ng::from_str(WIDGET_CRD).expect("the CRD parses");
+    crds.create(&PostParams::default(), &crd)
+        .await
+        .expect("kube-sim takes the CRD");
+    sim.settle(std::time::Duration::from_secs(1)).await;
     let mut disagreements = Vec::new();
     for (name, yaml, refused) in cases() {
         let (check, server) = (check_refuses(&yaml), sim_refuses(&sim, &yaml).await);

@@ -2,30 +2,11 @@
 //! each finding placed at its field's line: errors are problems, as the server refuses
 //! them; unknown fields are notices, as the server only warns and prunes them.
 
-use super::crd_schema::{self, Severity};
 use super::document::Manifest;
 use super::error::Problem;
 use crate::vocab::outcome::{Notice, SourceSpan};
-use serde_json::Value;
-
-/// The `openAPIV3Schema` a CRD object gives `version`, and whether that version has a
-/// status subresource (then `status` is the server's to set, and a create drops it).
-fn schema<'a>(crd: &'a Value, version: &str) -> Option<(&'a Value, bool)> {
-    let spec = crd.get("spec")?;
-    let served = spec
-        .get("versions")
-        .and_then(Value::as_array)
-        .and_then(|vs| {
-            vs.iter()
-                .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
-        });
-    let status = |at: Option<&Value>| at.and_then(|v| v.pointer("/subresources/status")).is_some();
-    let has_status = status(served) || status(Some(spec));
-    served
-        .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
-        .or_else(|| spec.pointer("/validation/openAPIV3Schema"))
-        .map(|s| (s, has_status))
-}
+use kube_strict::crd_schema::served::schema;
+use kube_strict::crd_schema::{self, Severity};
 
 /// Validates `m` against the schema `crd` (a CustomResourceDefinition) gives its version;
 /// a CRD without one says nothing. Each error's hint names the CRD and where it is.

@@ -4,7 +4,6 @@
 pub mod builtin;
 mod cluster;
 mod containers;
-pub mod crd_schema;
 mod custom;
 mod document;
 mod error;

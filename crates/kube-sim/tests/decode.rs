@@ -1,6 +1,6 @@
-//! Strict decoding of built-in kinds over HTTP: status codes, Status bodies and Warning
-//! headers as kube-apiserver 1.33 answers them, for create, update, patch and apply, in
-//! dry run too.
+//! Strict decoding of built-in kinds, and custom resources held to their CRD's schema, over
+//! HTTP: status codes, Status bodies and Warning headers as kube-apiserver 1.33 answers
+//! them, for create, update, patch and apply, in dry run too.
 
 use http_body_util::BodyExt;
 use kube_sim::{Scenario, Sim};
@@ -278,4 +278,117 @@ async fn custom_resources_are_not_decoded_against_a_built_in_type() {
     )
     .await;
     assert_eq!(a.code, 201, "{}", a.body);
+}
+
+/// A CRD whose Widgets have a typed, required, enumerated and ruled spec, and a status
+/// subresource.
+fn widget_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.acme.io"},
+        "spec": {"group": "acme.io", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                   "subresources": {"status": {}},
+                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                     "spec": {"type": "object", "required": ["name"],
+                       "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "too big"}],
+                       "properties": {"name": {"type": "string"}, "size": {"type": "integer"},
+                                      "mode": {"type": "string", "enum": ["safe", "fast"]}}},
+                     "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}}}]}
+    })
+}
+
+const WIDGETS: &str = "/apis/acme.io/v1/namespaces/default/widgets";
+
+#[tokio::test(start_paused = true)]
+async fn custom_resources_are_held_to_their_crd_schema() {
+    let sim = Sim::start(Scenario::default());
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let a = send(&sim, "POST", crds, "application/json", &widget_crd()).await;
+    assert_eq!(a.code, 201, "{}", a.body);
+    sim.settle(std::time::Duration::from_secs(1)).await;
+    let widget = |spec: Value| {
+        json!({"apiVersion": "acme.io/v1", "kind": "Widget",
+               "metadata": {"name": "blue"}, "spec": spec, "status": {"ready": "no"}})
+    };
+    let bad = widget(json!({"size": "string"}));
+    let apply = format!("{WIDGETS}/blue?fieldManager=test&dryRun=All");
+    for (method, uri, content_type) in [
+        ("POST", WIDGETS.to_owned(), "application/json"),
+        ("POST", format!("{WIDGETS}?dryRun=All"), "application/json"),
+        ("PATCH", apply, "application/apply-patch+yaml"),
+    ] {
+        let a = send(&sim, method, &uri, content_type, &bad).await;
+        assert_status(
+            &a,
+            422,
+            Some("Invalid"),
+            "Widget.acme.io \"blue\" is invalid: [spec.name: Required value, spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\"]",
+        );
+        assert_eq!(
+            a.body["details"],
+            json!({"name": "blue", "group": "acme.io", "kind": "Widget", "causes": [
+                {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.name"},
+                {"reason": "FieldValueInvalid", "field": "spec.size",
+                 "message": "Invalid value: \"string\": spec.size in body must be of type integer: \"string\""}]}),
+            "{method} {uri}"
+        );
+    }
+    assert!(sim.get("acme.io/v1", "Widget", "default", "blue").is_none());
+
+    // The status is the server's to set: dropped, not validated. An unknown field is pruned
+    // with a warning.
+    let good = widget(json!({"name": "b", "size": 3, "sise": 4}));
+    let a = send(&sim, "POST", WIDGETS, "application/json", &good).await;
+    assert_eq!(a.code, 201, "{}", a.body);
+    assert_eq!(a.warnings, ["299 - \"unknown field \\\"spec.sise\\\"\""]);
+    assert_eq!(a.body["spec"], json!({"name": "b", "size": 3}));
+    assert!(a.body.get("status").is_none(), "{}", a.body);
+
+    // A merge patch is held to the schema as the object it makes: one cause, no brackets.
+    let patch = json!({"spec": {"mode": "wild"}});
+    let uri = format!("{WIDGETS}/blue");
+    let a = send(&sim, "PATCH", &uri, "application/merge-patch+json", &patch).await;
+    assert_status(
+        &a,
+        422,
+        Some("Invalid"),
+        "Widget.acme.io \"blue\" is invalid: spec.mode: Unsupported value: \"wild\": supported values: \"safe\", \"fast\"",
+    );
+    assert_eq!(
+        a.body["details"]["causes"][0]["reason"],
+        "FieldValueNotSupported"
+    );
+    let patch = json!({"spec": {"size": 11}});
+    let a = send(&sim, "PATCH", &uri, "application/merge-patch+json", &patch).await;
+    assert_status(
+        &a,
+        422,
+        Some("Invalid"),
+        "Widget.acme.io \"blue\" is invalid: spec: Invalid value: \"object\": too big",
+    );
+    let status = format!("{uri}/status");
+    let a = send(
+        &sim,
+        "PATCH",
+        &status,
+        "application/merge-patch+json",
+        &json!({"status": {"ready": "no"}}),
+    )
+    .await;
+    assert_eq!(
+        a.code, 422,
+        "the status subresource validates status: {}",
+        a.body
+    );
+    let a = send(
+        &sim,
+        "PATCH",
+        &status,
+        "application/merge-patch+json",
+        &json!({"status": {"ready": true}}),
+    )
+    .await;
+    assert_eq!(a.code, 200, "{}", a.body);
 }

@@ -4,8 +4,11 @@
 //! kube-sim's API server and deploy-action's offline `check` both use this crate, so the
 //! simulated cluster and `check` cannot disagree about a manifest.
 
+pub mod cel;
+pub mod crd_schema;
 pub mod decode;
 pub mod defaults;
+pub mod near;
 pub mod path;
 pub mod refusal;
 pub mod schema;

@@ -1,9 +1,10 @@
 //! One CEL expression of a health rule: compiled once at load (refused there when it does
 //! not parse, or names a function or variable that cannot exist), evaluated per object.
 
-use cel::{Context, Env, Program, Value as CelValue};
+use cel::{Context, Program, Value as CelValue};
+use kube_strict::cel::{self as strict_cel, ENV};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 /// The variables an expression sees: the object as `self` (as in CRD validation rules),
@@ -19,52 +20,13 @@ pub const VARIABLES: [&str; 6] = [
     "variables",
 ];
 
-/// Functions and macros of CEL's standard library as the `cel` crate implements them, and
-/// ours: `describe(condition)` writes a condition as every message does,
-/// `Ready=False (Reason): message`.
-/// Operators (`_&&_`, `!_`, `@in`, ...) are not listed: the parser only makes valid ones.
-const FUNCTIONS: [&str; 24] = [
-    "describe",
-    "size",
-    "int",
-    "uint",
-    "double",
-    "string",
-    "bytes",
-    "bool",
-    "type",
-    "dyn",
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "has",
-    "all",
-    "exists",
-    "exists_one",
-    "map",
-    "filter",
-    "orValue",
-    "or",
-    "hasValue",
-    "value",
-];
-
-/// Type names, which CEL reads as identifiers (`type(x) == string`).
-const TYPES: [&str; 10] = [
-    "int",
-    "uint",
-    "double",
-    "string",
-    "bytes",
-    "bool",
-    "list",
-    "map",
-    "null_type",
-    "type",
-];
-
-static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(Env::stdlib()));
+/// CEL's standard functions (`kube_strict::cel`), and ours: `describe(condition)` writes a
+/// condition as every message does, `Ready=False (Reason): message`.
+static FUNCTIONS: LazyLock<Vec<&str>> = LazyLock::new(|| {
+    std::iter::once("describe")
+        .chain(strict_cel::STANDARD)
+        .collect()
+});
 
 #[derive(Debug, Clone)]
 pub struct Expr {
@@ -82,43 +44,8 @@ impl Expr {
     /// Compiles `source`, or says what is wrong with it (CEL's own words, with the
     /// column where the parser stopped).
     pub fn compile(source: &str) -> Result<Expr, String> {
-        let program = ENV.compile(source).map_err(|e| {
-            // CEL reports each error after the first again: the first says what is wrong.
-            let text = e.to_string();
-            let first = text.split("\nERROR: ").next().unwrap_or(&text);
-            first.strip_prefix("ERROR: ").unwrap_or(first).to_owned()
-        })?;
-        let refs = program.references();
-        let mut unknown: Vec<&str> = refs
-            .functions()
-            .into_iter()
-            .filter(|f| {
-                !(f.starts_with('_')
-                    || f.starts_with('!')
-                    || f.starts_with('@')
-                    || FUNCTIONS.contains(f))
-            })
-            .collect();
-        unknown.sort_unstable();
-        if let Some(f) = unknown.first() {
-            return Err(format!(
-                "unknown function {f}() (CEL's standard functions: {})",
-                FUNCTIONS.join(", ")
-            ));
-        }
-        let bound = bound_names(source);
-        let mut strays: Vec<&str> = refs
-            .variables()
-            .into_iter()
-            .filter(|v| !VARIABLES.contains(v) && !TYPES.contains(v) && !bound.contains(*v))
-            .collect();
-        strays.sort_unstable();
-        if let Some(v) = strays.first() {
-            return Err(format!(
-                "unknown variable {v:?}: an expression reads {}",
-                VARIABLES.join(", ")
-            ));
-        }
+        let reads = format!("an expression reads {}", VARIABLES.join(", "));
+        let program = strict_cel::compile(source, &FUNCTIONS, &VARIABLES, &reads)?;
         Ok(Expr {
             source: source.to_owned(),
             program: Arc::new(program),
@@ -132,44 +59,13 @@ impl Expr {
     /// Evaluates to a boolean; anything else (a missing field, a string) is an error
     /// that says so.
     pub fn holds(&self, vars: &Vars) -> Result<bool, String> {
-        match self.program.execute(&vars.context) {
-            Ok(CelValue::Bool(b)) => Ok(b),
-            Ok(other) => Err(format!("gave {other:?}, not true or false")),
-            Err(e) => Err(e.to_string()),
-        }
+        strict_cel::holds(&self.program, &vars.context)
     }
 
     /// Evaluates to a text: a string as it is, a number or boolean written out.
     pub fn text(&self, vars: &Vars) -> Result<String, String> {
-        match self.program.execute(&vars.context) {
-            Ok(CelValue::String(s)) => Ok(s.to_string()),
-            Ok(CelValue::Int(i)) => Ok(i.to_string()),
-            Ok(CelValue::UInt(u)) => Ok(u.to_string()),
-            Ok(CelValue::Float(f)) => Ok(f.to_string()),
-            Ok(CelValue::Bool(b)) => Ok(b.to_string()),
-            Ok(other) => Err(format!("gave {other:?}, not a text")),
-            Err(e) => Err(e.to_string()),
-        }
+        strict_cel::text(&self.program, &vars.context)
     }
-}
-
-/// Names a comprehension binds (`c` in `conditions.exists(c, ...)`): variables too, as far
-/// as CEL's reference list goes, but not the rule author's typos.
-fn bound_names(source: &str) -> BTreeSet<&str> {
-    let mut names = BTreeSet::new();
-    for mac in ["all(", "exists(", "exists_one(", "map(", "filter("] {
-        let mut rest = source;
-        while let Some(at) = rest.find(mac) {
-            rest = &rest[at + mac.len()..];
-            if let Some((name, _)) = rest.split_once(',') {
-                let name = name.trim();
-                if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                    names.insert(name);
-                }
-            }
-        }
-    }
-    names
 }
 
 /// The variables of one object's evaluation, bound once per assessment.

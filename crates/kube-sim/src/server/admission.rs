@@ -200,6 +200,7 @@ pub fn admit(
         let status = invalid.to_status();
         ApiError::new(422, "Invalid", invalid.message()).with_details(status["details"].clone())
     })?;
+    super::customschema::check(state, call, name, &mut obj)?;
     let k = key(rt, Some(&namespace), name);
     if let (Op::Update, Some(old)) = (op, old) {
         // A write that changes nothing keeps the resourceVersion and emits no event.

@@ -4,6 +4,7 @@
 mod access_review;
 mod admission;
 pub mod authn;
+mod customschema;
 mod discovery;
 mod faults;
 mod fieldvalidation;

@@ -16,6 +16,7 @@ pub enum CauseReason {
     FieldValueForbidden,
     FieldValueTooLong,
     FieldValueNotFound,
+    FieldValueTooMany,
 }
 
 impl CauseReason {
@@ -29,6 +30,7 @@ impl CauseReason {
             CauseReason::FieldValueForbidden => "FieldValueForbidden",
             CauseReason::FieldValueTooLong => "FieldValueTooLong",
             CauseReason::FieldValueNotFound => "FieldValueNotFound",
+            CauseReason::FieldValueTooMany => "FieldValueTooMany",
         }
     }
 }

@@ -3,9 +3,9 @@
 //! apply to updates). A rule that cannot be compiled or evaluated here (the server's CEL
 //! library is larger than ours) is a warning, never a refusal the server would not make.
 
+use super::expr::{Expr, Vars};
 use super::path::Path;
 use super::{Finding, Severity};
-use crate::rules::health::expr::{Expr, Vars};
 use serde_json::Value;
 
 /// The finding of one rule on `value` (of schema type `type_`), if any.
@@ -24,7 +24,7 @@ pub(super) fn check(rule: &Value, type_: &str, value: &Value, at: &Path) -> Opti
         Ok(e) => e,
         Err(e) => return Some(warn(e)),
     };
-    let vars = Vars::new(value, None);
+    let vars = Vars::new(value);
     match expr.holds(&vars) {
         Ok(true) => None,
         Ok(false) => {

@@ -3,8 +3,10 @@
 //! unknown fields) and the `x-kubernetes-validations` CEL rules, in the server's words.
 //! Pure: a schema and an object in, findings (where, what) out.
 
+mod expr;
 mod path;
 mod rules;
+pub mod served;
 
 use path::Path;
 use serde_json::{Map, Value};
@@ -419,7 +421,7 @@ fn plain(value: &Value) -> String {
 
 /// The declared name closest to a misspelt one (`manifest::near`).
 fn nearest<'a>(name: &str, declared: impl Iterator<Item = &'a String>) -> Option<&'a str> {
-    super::near::nearest(name, declared.map(String::as_str))
+    crate::near::nearest(name, declared.map(String::as_str))
 }
 
 #[cfg(test)]

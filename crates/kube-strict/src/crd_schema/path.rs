@@ -1,7 +1,10 @@
 //! Where in the object a finding is: a JSON pointer for its source line, and the dotted
 //! path (`spec.ports[0].name`) the API server's messages name it by.
 
-use super::super::escape_pointer;
+/// A key as one segment of a JSON pointer (RFC 6901).
+fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
 
 enum Segment {
     Key(String),
