@@ -30,9 +30,9 @@ pub(super) fn check(
         fields.remove("status");
     }
     let mut findings = crd_schema::validate(schema, &object);
-    findings.sort_by_key(|f| line(m, &f.pointer));
+    findings.sort_by_key(|f| m.line_within(&f.pointer));
     for f in findings {
-        let at = line(m, &f.pointer);
+        let at = m.line_within(&f.pointer);
         match f.severity {
             Severity::Error => {
                 let hint = f.hint.unwrap_or_else(|| source.clone());
@@ -48,21 +48,6 @@ pub(super) fn check(
                     None => format!("{}: {}", m.display_name(), f.message),
                 },
             }),
-        }
-    }
-}
-
-/// The line of the field at `pointer`, else of its nearest ancestor in the source (a
-/// missing field is said where its object is).
-fn line(m: &Manifest, pointer: &str) -> usize {
-    let mut at = pointer;
-    loop {
-        if let Some(line) = m.line_of(at) {
-            return line;
-        }
-        match at.rfind('/') {
-            Some(i) => at = &at[..i],
-            None => return m.line,
         }
     }
 }

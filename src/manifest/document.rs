@@ -44,6 +44,21 @@ impl Manifest {
         self.line_of(pointer).unwrap_or(self.line)
     }
 
+    /// The line of `pointer`, else of its nearest ancestor in the source (a missing field
+    /// is said where its object is), else the object's own line.
+    pub(crate) fn line_within(&self, pointer: &str) -> usize {
+        let mut at = pointer;
+        loop {
+            if let Some(line) = self.line_of(at) {
+                return line;
+            }
+            match at.rfind('/') {
+                Some(i) => at = &at[..i],
+                None => return self.line,
+            }
+        }
+    }
+
     /// Which resource it is, as every outcome and event names it.
     pub fn id(&self) -> ResourceId {
         ResourceId {

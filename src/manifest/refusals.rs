@@ -16,7 +16,7 @@ pub fn check(m: &Manifest, problems: &mut Vec<Problem>) {
     };
     let before = problems.len();
     for refusal in refusals {
-        let line = line_of(m, &refusal.pointer);
+        let line = m.line_within(&refusal.pointer);
         if problems[..before]
             .iter()
             .any(|p| p.file == m.file && p.line == Some(line))
@@ -42,21 +42,6 @@ fn undeclared(refusal: &kube_strict::Refusal) -> Option<&str> {
         return None;
     }
     refusal.pointer.rsplit('/').next()
-}
-
-/// The line of the value at `pointer`, or of its nearest ancestor in the source (a required
-/// field that is missing has none of its own).
-fn line_of(m: &Manifest, pointer: &str) -> usize {
-    let mut at = pointer;
-    loop {
-        if let Some(line) = m.line_of(at) {
-            return line;
-        }
-        match at.rfind('/') {
-            Some(i) => at = &at[..i],
-            None => return m.line,
-        }
-    }
 }
 
 #[cfg(test)]
