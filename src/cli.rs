@@ -92,15 +92,8 @@ pub enum Command {
 /// options that change what it needs.
 #[derive(Debug, Clone, Args)]
 pub struct RbacArgs {
-    /// Manifest files or directories, or `-` for stdin, as for deploy.
-    #[arg(
-        short = 'f',
-        long = "filename",
-        required = true,
-        num_args = 1..,
-        value_delimiter = ','
-    )]
-    pub files: Vec<String>,
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     /// The deploy prunes (`deploy --prune`): add what pruning deletes and keeps.
@@ -209,16 +202,8 @@ impl std::fmt::Debug for GithubArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
-    /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin;
-    /// repeat -f or separate with commas, as kubectl does.
-    #[arg(
-        short = 'f',
-        long = "filename",
-        required = true,
-        num_args = 1..,
-        value_delimiter = ','
-    )]
-    pub files: Vec<String>,
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
     /// Health rules for custom resources (YAML, CEL), ahead of a CRD's own and the bundled
     /// ones; repeat for several files (a later file's rule for a kind wins).
     #[arg(long = "rules", value_name = "FILE")]
@@ -254,9 +239,9 @@ pub struct ConnectionArgs {
     pub kubeconfig: Option<PathBuf>,
 }
 
-/// Where the manifests are and which cluster to talk to.
+/// Where the manifests are: `-f`, as kubectl takes it.
 #[derive(Debug, Clone, Args)]
-pub struct ClusterArgs {
+pub struct ManifestArgs {
     /// Manifest files or directories (recursive, .yaml/.yml/.json), or `-` for stdin;
     /// repeat -f or separate with commas, as kubectl does.
     #[arg(
@@ -267,6 +252,20 @@ pub struct ClusterArgs {
         value_delimiter = ','
     )]
     pub files: Vec<String>,
+}
+
+impl ManifestArgs {
+    /// How often `-` (stdin) was named: more than once cannot be honoured.
+    pub fn stdin_count(&self) -> usize {
+        self.files.iter().filter(|f| *f == "-").count()
+    }
+}
+
+/// Where the manifests are and which cluster to talk to.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
     /// Health rules for custom resources (YAML, CEL), ahead of a CRD's own and the bundled
     /// ones; repeat for several files (a later file's rule for a kind wins).
     #[arg(long = "rules", value_name = "FILE")]

@@ -107,7 +107,7 @@ impl Config {
             Command::Watch(w) => (&w.cluster, Mode::Watch),
             Command::Rbac(_) => return Err(ConfigError::NotARun("rbac")),
             Command::Check(c) => {
-                if c.files.iter().filter(|f| *f == "-").count() > 1 {
+                if c.manifests.stdin_count() > 1 {
                     return Err(ConfigError::StdinTwice);
                 }
                 let known = crate::manifest::builtin::KUBERNETES_VERSION;
@@ -117,7 +117,7 @@ impl Config {
                 }
                 return Ok(Config {
                     mode: Mode::Check,
-                    files: c.files.clone(),
+                    files: c.manifests.files.clone(),
                     namespace: None,
                     context: None,
                     kubeconfig: None,
@@ -150,12 +150,12 @@ impl Config {
         };
         let timeout = parse_timeout(&args.timeout)?;
         let settle = parse_settle(&args.settle)?;
-        if args.files.iter().filter(|f| *f == "-").count() > 1 {
+        if args.manifests.stdin_count() > 1 {
             return Err(ConfigError::StdinTwice);
         }
         Ok(Config {
             mode,
-            files: args.files.clone(),
+            files: args.manifests.files.clone(),
             namespace: args.connection.namespace.clone(),
             context: args.connection.context.clone(),
             kubeconfig: args.connection.kubeconfig.clone(),

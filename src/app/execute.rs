@@ -61,7 +61,7 @@ fn read_stdin() -> anyhow::Result<String> {
 
 async fn execute(cli: Cli) -> anyhow::Result<Ended> {
     if let crate::cli::Command::Rbac(args) = &cli.command {
-        let stdin = if args.files.iter().any(|f| f == "-") {
+        let stdin = if args.manifests.stdin_count() > 0 {
             Some(read_stdin()?)
         } else {
             None
@@ -92,10 +92,10 @@ async fn execute(cli: Cli) -> anyhow::Result<Ended> {
     };
     // `restart` reads what it restarts from the cluster.
     let loaded = match config.mode {
-        Mode::Restart => Ok(Vec::new()),
+        Mode::Restart => Ok((Vec::new(), Vec::new())),
         _ => pipeline::load(&config, stdin.as_deref()),
     };
-    let manifests = match loaded {
+    let (manifests, unchecked) = match loaded {
         Ok(m) => m,
         Err(e) => return Ok(refused(&e, config.mode)),
     };
@@ -159,7 +159,7 @@ async fn execute(cli: Cli) -> anyhow::Result<Ended> {
         let publisher = start_publisher(&config, name, &shown.redactor, &env).await;
         let mut tee = publisher.observer(&mut terminal);
         let mut observer = Redacting::new(&shown.redactor, &mut tee);
-        let result = pipeline::check(&config, &manifests, &access, &mut observer).await;
+        let result = pipeline::check(&config, &manifests, unchecked, &access, &mut observer).await;
         drop(tee);
         terminal.finish();
         return match result {

@@ -12,7 +12,7 @@ use anyhow::Context;
 use std::io::Write;
 
 pub async fn run(args: &RbacArgs, stdin: Option<&str>) -> anyhow::Result<Ended> {
-    let mut manifests = manifest::load(&args.files, stdin)?;
+    let mut manifests = manifest::load(&args.manifests.files, stdin)?;
     let c = &args.connection;
     let conn = connect::connect(
         c.kubeconfig.as_deref(),
@@ -62,7 +62,7 @@ pub async fn run(args: &RbacArgs, stdin: Option<&str>) -> anyhow::Result<Ended> 
          Bind it to the deployer with a RoleBinding per namespace (and a ClusterRoleBinding\n\
          for the ClusterRole).",
         if args.prune { " --prune" } else { "" },
-        args.files.join(","),
+        args.manifests.files.join(","),
         conn.server
     );
     let yaml = crate::render::rbac::roles(&grants, &args.name, &header);

@@ -10,14 +10,16 @@ use crate::cli::Preflight;
 use crate::config::Config;
 use crate::manifest::Manifest;
 use crate::vocab::events::{Observer, RunEvent};
-use crate::vocab::outcome::{ContainerRef, ImageTally, Outcome, RunOutcome};
+use crate::vocab::outcome::{ContainerRef, ImageTally, Notice, Outcome, RunOutcome};
 use crate::vocab::verdict::{Reason, Verdict};
 use tokio::time::Instant;
 
-/// `check`: local validation plus the image preflight; no cluster.
+/// `check`: local validation plus the image preflight; no cluster. `unchecked`: the
+/// warnings of the offline validation `pipeline::load` ran.
 pub async fn check(
     config: &Config,
     manifests: &[Manifest],
+    unchecked: Vec<Notice>,
     access: &RegistryAccess,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
@@ -40,8 +42,6 @@ pub async fn check(
             }
         )),
     );
-    let crds = super::load::schema_crds(config)?;
-    let (_, unchecked) = crate::manifest::offline::kinds(manifests, &crds);
     for n in &unchecked {
         observer.event(
             start.elapsed(),

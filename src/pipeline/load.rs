@@ -5,6 +5,7 @@ use super::error::RunError;
 use crate::config::Config;
 use crate::manifest::{self, Manifest, Problem};
 use crate::rules::health::{load::load as load_rules_file, rule::HealthRules};
+use crate::vocab::outcome::Notice;
 use std::sync::Arc;
 
 /// Workloads whose timeout is no longer than their stability window could never succeed
@@ -89,7 +90,7 @@ pub fn load_rules(mut config: Config) -> Result<Config, RunError> {
 }
 
 /// The CRDs of `check --schemas` (anything else there is ignored), loaded as manifests are.
-pub fn schema_crds(config: &Config) -> Result<Vec<Manifest>, RunError> {
+fn schema_crds(config: &Config) -> Result<Vec<Manifest>, RunError> {
     if config.schemas.is_empty() {
         return Ok(Vec::new());
     }
@@ -103,16 +104,22 @@ pub fn schema_crds(config: &Config) -> Result<Vec<Manifest>, RunError> {
     Ok(crds)
 }
 
-/// Load the manifests named by the config (stdin given as text).
-pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunError> {
+/// Load the manifests named by the config (stdin given as text), with the warnings `check`'s
+/// offline validation found (none for the other commands, which ask the server).
+pub fn load(
+    config: &Config,
+    stdin: Option<&str>,
+) -> Result<(Vec<Manifest>, Vec<Notice>), RunError> {
     let manifests = manifest::load(&config.files, stdin)?;
+    let mut unchecked = Vec::new();
     if config.mode == crate::config::Mode::Check {
         // No cluster to ask which kinds exist: Kubernetes' own list and the CRDs in the
         // manifests and `--schemas`.
-        let (problems, _) = manifest::offline::kinds(&manifests, &schema_crds(config)?);
+        let (problems, notices) = manifest::offline::kinds(&manifests, &schema_crds(config)?);
         if !problems.is_empty() {
             return Err(RunError::Load(manifest::LoadError::Invalid(problems)));
         }
+        unchecked = notices;
     }
     let too_short = settle_problems(config, &manifests);
     if !too_short.is_empty() {
@@ -148,7 +155,7 @@ pub fn load(config: &Config, stdin: Option<&str>) -> Result<Vec<Manifest>, RunEr
         })
         .collect();
     if problems.is_empty() {
-        Ok(manifests)
+        Ok((manifests, unchecked))
     } else {
         Err(RunError::Invalid(problems))
     }
