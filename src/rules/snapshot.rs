@@ -290,6 +290,8 @@ impl Snapshot {
     /// The CRD list was refused (403): no CRD will come into view.
     pub fn set_crds_unreadable(&mut self) {
         self.crds_unreadable = true;
+        // Every custom resource's rule reads it.
+        self.touched.everything();
     }
 
     pub fn crds_unreadable(&self) -> bool {

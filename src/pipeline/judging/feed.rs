@@ -29,9 +29,9 @@ pub struct Feed {
     /// Scopes whose watch has failed since their last complete list, and since when (time
     /// since the run started): what the snapshot holds of them may be stale.
     pub blind: HashMap<usize, Duration>,
-    /// Complete lists received, counted: a relist can end a scope's blindness without
-    /// changing any object.
-    relists: usize,
+    /// Scopes listed or failed since [`Feed::take_changed`]: a relist can end a scope's
+    /// blindness, and a failure begin it, without changing any object.
+    changed: BTreeSet<usize>,
     /// Evidence the rules can do without (Events, Nodes): a refusal counts as listed and
     /// empty, so the rules judge more strictly, never more leniently.
     optional: HashSet<usize>,
@@ -51,14 +51,10 @@ impl Feed {
         }
     }
 
-    /// Which lists have arrived and how often they failed: a change in it changes what
-    /// every rule may say.
-    pub fn listing(&self) -> (usize, usize, usize) {
-        (
-            self.listed.len(),
-            self.troubles.values().map(|t| t.0).sum::<usize>(),
-            self.relists,
-        )
+    /// The scopes whose lists arrived or whose lists or watches failed since the last
+    /// call: what a rule reading them may say has changed, though no object may have.
+    pub fn take_changed(&mut self) -> BTreeSet<usize> {
+        std::mem::take(&mut self.changed)
     }
 
     /// Whether `scope`'s view is stale now: its watch failed after its last complete list.
@@ -121,7 +117,7 @@ impl Feed {
                 self.members.insert(scope, fresh);
                 self.listed.insert(scope);
                 self.blind.remove(&scope);
-                self.relists += 1;
+                self.changed.insert(scope);
             }
             Seen::Trouble {
                 scope,
@@ -142,6 +138,7 @@ impl Feed {
                     }
                     self.blind.entry(scope).or_insert(at);
                 }
+                self.changed.insert(scope);
                 let seen = self.troubles.entry(scope).or_insert((0, String::new()));
                 seen.0 += 1;
                 seen.1.clone_from(&message);

@@ -93,21 +93,26 @@ pub async fn judge_stream(
     let mut watchers_alive = true;
     let (view_tx, mut view_rx) = mpsc::channel(64);
     let mut next_status = Instant::now() + STATUS_EVERY;
-    let mut last_listing = None;
+    let mut first_pass = true;
     loop {
         let touched = snapshot.take_touched();
         if let Some(l) = j.lookups.as_mut() {
             l.request(&snapshot, &touched, &view_tx).await;
         }
         let now = Instant::now();
-        let listing = feed.listing();
-        // Which lists have arrived or failed changes what every rule may say.
-        let everything = last_listing.replace(listing) != Some(listing);
-        let mut candidates: BTreeSet<usize> = if everything {
-            open.clone()
-        } else {
-            affected.of(&touched, |k| snapshot.get_raw(k))
-        };
+        let mut candidates = affected.of(&touched, |k| snapshot.get_raw(k));
+        // A list arriving or failing changes what the rules reading it may say; every
+        // resource is asked once at the start (one whose kind is not served reads none).
+        let lists = feed.take_changed();
+        if std::mem::take(&mut first_pass) {
+            candidates.extend(open.iter().copied());
+        } else if !lists.is_empty() {
+            candidates.extend(
+                open.iter()
+                    .copied()
+                    .filter(|&i| watched[i].reads_any(&lists)),
+            );
+        }
         // No clock of a resource runs out unless it is due: cheap to ask every one.
         candidates.extend(open.iter().copied().filter(|&i| {
             let w = &watched[i];

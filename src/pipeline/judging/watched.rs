@@ -11,6 +11,7 @@ use crate::rules::settle::{self, Settling};
 use crate::rules::{self, Assessment, ObjectKey, Snapshot, Target};
 use crate::vocab::outcome::Outcome;
 use crate::vocab::verdict::{Reason, Verdict};
+use std::collections::BTreeSet;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -52,6 +53,11 @@ impl Watched {
             settling: Settling::default(),
             wake: None,
         }
+    }
+
+    /// Whether its rule reads any of `scopes`.
+    pub fn reads_any(&self, scopes: &BTreeSet<usize>) -> bool {
+        self.depends_on.iter().any(|i| scopes.contains(i))
     }
 
     /// When its deadline passes.
