@@ -19,8 +19,8 @@ pub struct WatchScope {
 }
 
 /// What a watcher saw. Objects carry apiVersion and kind; an upserted or listed object
-/// comes as the `T` the caller's `prepare` made of it in the watcher's own task (the raw
-/// `Value` by default), so a parsed object need not wait in the channel.
+/// comes as the `T` the caller's `prepare` made of its compact JSON text in the watcher's
+/// own task (a `Value` by default), so a parsed object need not wait in the channel.
 #[derive(Debug, Clone)]
 pub enum Seen<T = Value> {
     Upsert(T),
@@ -40,8 +40,9 @@ pub enum Seen<T = Value> {
     },
 }
 
+/// A deleted object as a `Value` (deletions are few; `Null` if its text does not read).
 fn to_value(obj: RawObject, ar: &ApiResource) -> Value {
-    obj.into_value(ar)
+    serde_json::from_str(&obj.into_text(ar)).unwrap_or(Value::Null)
 }
 
 /// A watch failure in a person's words: `list failed: 503 ServiceUnavailable: etcd ...`,
@@ -90,8 +91,8 @@ fn refused(error: &watcher::Error) -> bool {
 }
 
 /// Start one watcher task per scope; they end when the receiver is dropped. `prepare`
-/// turns each upserted or listed object into what is sent; objects it returns `None` for
-/// are left out.
+/// turns each upserted or listed object (its compact JSON text, see `raw`) into what is
+/// sent; objects it returns `None` for are left out.
 ///
 /// After any failure a scope lists again from scratch (rather than resuming the watch at
 /// its last resourceVersion, as kube-runtime would): what happened while it was not
@@ -101,7 +102,7 @@ pub fn spawn<T: Send + 'static>(
     client: &kube::Client,
     scopes: &[WatchScope],
     tx: &mpsc::Sender<Seen<T>>,
-    prepare: fn(Value) -> Option<T>,
+    prepare: fn(String) -> Option<T>,
 ) -> Vec<JoinHandle<()>> {
     scopes
         .iter()
@@ -150,7 +151,7 @@ async fn watch_once<T>(
     mut stream: futures::stream::BoxStream<'static, Result<Event<RawObject>, watcher::Error>>,
     index: usize,
     ar: &ApiResource,
-    prepare: fn(Value) -> Option<T>,
+    prepare: fn(String) -> Option<T>,
     tx: &mpsc::Sender<Seen<T>>,
 ) -> Ended {
     let mut buffer = Vec::new();
@@ -158,7 +159,7 @@ async fn watch_once<T>(
     while let Some(item) = stream.next().await {
         let mut failed = false;
         let seen = match item {
-            Ok(Event::Apply(o)) => match prepare(to_value(o, ar)) {
+            Ok(Event::Apply(o)) => match prepare(o.into_text(ar)) {
                 Some(t) => Seen::Upsert(t),
                 None => continue,
             },
@@ -168,7 +169,7 @@ async fn watch_once<T>(
                 continue;
             }
             Ok(Event::InitApply(o)) => {
-                buffer.extend(prepare(to_value(o, ar)));
+                buffer.extend(prepare(o.into_text(ar)));
                 continue;
             }
             Ok(Event::InitDone) => {

@@ -440,7 +440,9 @@ impl Deleting {
             })
             .collect();
         let (tx, mut rx) = mpsc::channel(256);
-        let handles = watch::spawn(&conn.client, &scopes, &tx, Some);
+        let handles = watch::spawn(&conn.client, &scopes, &tx, |text| {
+            serde_json::from_str(&text).ok()
+        });
         drop(tx);
         let by_uid: HashMap<&str, usize> = waiting
             .iter()

@@ -136,17 +136,153 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// An object from a `Value` (tests, and callers holding one): as [`Prepared::from_text`]
+    /// of its compact text, less `metadata.managedFields`.
     pub fn of(mut obj: Value) -> Result<Self, RulesError> {
-        let key = ObjectKey::of(&obj).ok_or(RulesError::ObjectWithoutIdentity)?;
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
-        let links = Links::of(&key, &obj);
-        let text = obj.to_string().into_boxed_str();
+        Self::from_text(obj.to_string())
+    }
+
+    /// An object from its compact JSON text as the watchers copy it (see
+    /// `cluster::raw`): key and index links are read from it through [`Head`], which skips
+    /// everything else unparsed.
+    pub fn from_text(text: String) -> Result<Self, RulesError> {
+        let head: Head =
+            serde_json::from_str(&text).map_err(|_| RulesError::ObjectWithoutIdentity)?;
+        let key = head.key().ok_or(RulesError::ObjectWithoutIdentity)?;
+        let links = Links::from_head(&key, &head);
         Ok(Prepared {
             key,
-            stored: Stored { text, links },
+            stored: Stored {
+                text: text.into_boxed_str(),
+                links,
+            },
         })
+    }
+}
+
+/// The few fields of an object its key and [`Links`] are made of, read leniently: a field
+/// of an unexpected type (a custom resource's `spec: "x"`) reads as absent, never as an
+/// error, as `field` on a `Value` would.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Head {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<Value>,
+    kind: Option<Value>,
+    metadata: Lenient<HeadMeta>,
+    #[serde(rename = "involvedObject")]
+    involved_object: Option<Value>,
+    spec: Lenient<HeadSpec>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct HeadMeta {
+    name: Option<Value>,
+    namespace: Option<Value>,
+    uid: Option<Value>,
+    #[serde(rename = "ownerReferences")]
+    owner_references: Option<Value>,
+    labels: Option<Value>,
+    #[serde(rename = "deletionTimestamp")]
+    deletion_timestamp: Option<Value>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct HeadSpec {
+    replicas: Option<Value>,
+    template: Lenient<HeadTemplate>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct HeadTemplate {
+    metadata: Lenient<HeadTemplateMeta>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct HeadTemplateMeta {
+    labels: Option<Value>,
+}
+
+/// `T` when the value is an object, else absent (skipped unparsed).
+#[derive(Debug, Default)]
+struct Lenient<T>(Option<T>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Any<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Any<T> {
+            type Value = Lenient<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|t| Lenient(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+        }
+        d.deserialize_any(Any(std::marker::PhantomData))
+    }
+}
+
+impl Head {
+    fn meta(&self) -> Option<&HeadMeta> {
+        self.metadata.0.as_ref()
+    }
+
+    fn key(&self) -> Option<ObjectKey> {
+        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
+        let meta = self.meta()?;
+        let (api_version, kind, name) = (
+            text(&self.api_version)?,
+            text(&self.kind)?,
+            text(&meta.name)?,
+        );
+        Some(ObjectKey::new(
+            &api_version,
+            &kind,
+            text(&meta.namespace).as_deref(),
+            &name,
+        ))
+    }
+
+    fn template_labels(&self) -> Option<&Value> {
+        let template = self.spec.0.as_ref()?.template.0.as_ref()?;
+        template.metadata.0.as_ref()?.labels.as_ref()
     }
 }
 
@@ -165,7 +301,8 @@ pub(crate) struct Links {
     /// A selectable workload's (`service::WORKLOAD_KINDS`) pod template labels, `Null`
     /// when it has none.
     pub(crate) template: Option<Value>,
-    /// A selectable workload's [`service_view`], as text.
+    /// What a Service's rule reads of a selectable workload (see
+    /// `service::scaled_to_zero`): template labels, replicas, owners and deletion, as text.
     service_view: Option<String>,
     /// An Event's place in the order of arrival (set by [`Snapshot::insert`]), to keep
     /// the latest [`EVENTS_PER_OBJECT`].
@@ -173,38 +310,55 @@ pub(crate) struct Links {
 }
 
 impl Links {
+    #[cfg(test)]
     pub(crate) fn of(key: &ObjectKey, obj: &Value) -> Self {
+        let head = serde::Deserialize::deserialize(obj).unwrap_or_default();
+        Links::from_head(key, &head)
+    }
+
+    fn from_head(key: &ObjectKey, head: &Head) -> Self {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
         let kind = (key.group(), key.kind());
         let workload = WORKLOAD_KINDS.contains(&kind);
         let event = kind == ("", "Event");
-        let about = |f: &str| field(obj, &["involvedObject", f])?.as_str();
+        let meta = head.meta();
+        let involved = head.involved_object.as_ref().filter(|_| event);
+        let about = |f: &str| involved.and_then(|i| i.get(f)).and_then(Value::as_str);
+        let owner_refs = meta.and_then(|m| m.owner_references.as_ref());
         Links {
             // Only owners are looked up by uid, and an Event owns nothing.
-            uid: text(field(obj, &["metadata", "uid"])).filter(|_| !event),
-            owners: field(obj, &["metadata", "ownerReferences"])
+            uid: text(meta.and_then(|m| m.uid.as_ref())).filter(|_| !event),
+            owners: owner_refs
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
                 .filter_map(|r| text(r.get("uid")))
                 .collect(),
-            about: match (event, about("apiVersion"), about("kind"), about("name")) {
-                (true, Some(av), Some(kind), Some(name)) => {
+            about: match (about("apiVersion"), about("kind"), about("name")) {
+                (Some(av), Some(kind), Some(name)) => {
                     Some(ObjectKey::new(av, kind, about("namespace"), name))
                 }
                 _ => None,
             },
-            about_uid: about("uid").filter(|_| event).map(str::to_owned),
+            about_uid: about("uid").map(str::to_owned),
             slice_for: (kind == ("discovery.k8s.io", "EndpointSlice"))
-                .then(|| text(field(obj, &["metadata", "labels", SERVICE_NAME_LABEL])))
+                .then(|| {
+                    text(
+                        meta.and_then(|m| m.labels.as_ref())
+                            .and_then(|l| l.get(SERVICE_NAME_LABEL)),
+                    )
+                })
                 .flatten(),
-            template: workload.then(|| {
-                field(obj, &["spec", "template", "metadata", "labels"])
-                    .cloned()
-                    .unwrap_or(Value::Null)
+            template: workload.then(|| head.template_labels().cloned().unwrap_or(Value::Null)),
+            service_view: workload.then(|| {
+                let view = [
+                    head.template_labels(),
+                    head.spec.0.as_ref().and_then(|s| s.replicas.as_ref()),
+                    owner_refs,
+                    meta.and_then(|m| m.deletion_timestamp.as_ref()),
+                ];
+                serde_json::to_string(&view).unwrap_or_default()
             }),
-            service_view: workload
-                .then(|| serde_json::to_string(&service_view(obj)).unwrap_or_default()),
             arrived: 0,
         }
     }
@@ -619,17 +773,6 @@ impl Snapshot {
     }
 }
 
-/// What a Service's rule reads of a workload it may select (see `service::scaled_to_zero`):
-/// template labels, replicas, owners and deletion.
-fn service_view(obj: &Value) -> [Option<&Value>; 4] {
-    [
-        field(obj, &["spec", "template", "metadata", "labels"]),
-        field(obj, &["spec", "replicas"]),
-        field(obj, &["metadata", "ownerReferences"]),
-        field(obj, &["metadata", "deletionTimestamp"]),
-    ]
-}
-
 fn remove_from(index: &mut BTreeMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
     if let Some(set) = index.get_mut(uid) {
         set.remove(key);
@@ -753,6 +896,38 @@ mod tests {
         assert_eq!(snap.len(), EVENTS_PER_OBJECT);
         let dropped = ObjectKey::of(&event(1, 1)).unwrap();
         assert!(!snap.was_deleted(&dropped), "dropping is not a deletion");
+    }
+
+    #[test]
+    fn an_object_with_oddly_typed_fields_is_kept_and_indexed_by_what_reads() {
+        // A custom resource may say anything in its spec; a field of another type than
+        // the indexes expect reads as absent, never as an unreadable object.
+        let odd = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "shop", "uid": "w-1",
+                "ownerReferences": "not a list", "labels": 7},
+            "spec": "just text", "status": {"phase": "Ready"}});
+        let mut snap = Snapshot::new();
+        snap.upsert(odd.clone()).unwrap();
+        let key = ObjectKey::of(&odd).unwrap();
+        assert_eq!(snap.get_raw(&key), Some(odd));
+
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "d-1"},
+            "spec": {"replicas": 2, "template": {"metadata": "none"}}});
+        let prepared = Prepared::from_text(deployment.to_string()).unwrap();
+        assert_eq!(prepared.stored.links.template, Some(Value::Null));
+        assert_eq!(prepared.stored.links.uid.as_deref(), Some("d-1"));
+
+        for unnamed in [
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}}),
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": "x"}),
+            json!([1]),
+        ] {
+            assert!(
+                Prepared::from_text(unnamed.to_string()).is_err(),
+                "{unnamed}"
+            );
+        }
     }
 
     #[test]
