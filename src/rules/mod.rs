@@ -14,6 +14,7 @@ pub mod health;
 pub mod images;
 pub mod kinds;
 pub mod network_storage;
+pub mod object_key;
 pub mod pods;
 pub mod settle;
 pub mod snapshot;

@@ -10,8 +10,11 @@ use crate::rules::touched::Touched;
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+
+use super::object_key::{KeyMap, KeySet};
+pub use super::object_key::{ObjectKey, group_of};
 
 /// Kinds whose objects are indexed by the uid of their owners, because workload rules
 /// walk from a parent to its children (Deployment -> ReplicaSet -> Pod, Job -> Pod, ...).
@@ -26,84 +29,6 @@ const OWNED_KINDS: [(&str, &str); 4] = [
 /// one reaches the rules reading its owner's tree.
 pub(crate) fn is_owned(group: &str, kind: &str) -> bool {
     OWNED_KINDS.contains(&(group, kind))
-}
-
-/// Identity of a stored object. The version is left out on purpose: a manifest written as
-/// `autoscaling/v1` names the same object a watcher sees as `autoscaling/v2`.
-///
-/// Shared, not copied: the snapshot files every object under several indexes (by owner,
-/// by involved object, by uid, as touched, per watch scope), and at 2,000 pods four
-/// strings per copy were a quarter of the heap. A clone is a reference count. Ordered by
-/// group, kind, namespace (`None` first), name.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey(Arc<KeyParts>);
-
-#[derive(PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct KeyParts {
-    group: String,
-    kind: String,
-    namespace: Option<String>,
-    name: String,
-}
-
-impl ObjectKey {
-    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
-        Self::in_group(group_of(api_version), kind, namespace, name)
-    }
-
-    /// A key from its API group (not an apiVersion: `apps`, not `apps/v1`).
-    fn in_group(group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
-        ObjectKey(Arc::new(KeyParts {
-            group: group.to_owned(),
-            kind: kind.to_owned(),
-            namespace: namespace.map(str::to_owned),
-            name: name.to_owned(),
-        }))
-    }
-
-    /// The key of a raw object, or `None` when it lacks apiVersion, kind or name.
-    pub fn of(obj: &Value) -> Option<Self> {
-        let api_version = obj.get("apiVersion")?.as_str()?;
-        let kind = obj.get("kind")?.as_str()?;
-        let meta = obj.get("metadata")?;
-        let name = meta.get("name")?.as_str()?;
-        let namespace = meta.get("namespace").and_then(Value::as_str);
-        Some(ObjectKey::new(api_version, kind, namespace, name))
-    }
-
-    /// API group, empty for the core group.
-    pub fn group(&self) -> &str {
-        &self.0.group
-    }
-
-    pub fn kind(&self) -> &str {
-        &self.0.kind
-    }
-
-    /// `None` for cluster-scoped objects.
-    pub fn namespace(&self) -> Option<&str> {
-        self.0.namespace.as_deref()
-    }
-
-    pub fn name(&self) -> &str {
-        &self.0.name
-    }
-}
-
-impl std::fmt::Debug for ObjectKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ObjectKey")
-            .field("group", &self.0.group)
-            .field("kind", &self.0.kind)
-            .field("namespace", &self.0.namespace)
-            .field("name", &self.0.name)
-            .finish()
-    }
-}
-
-/// The group part of an apiVersion (`apps/v1` -> `apps`, `v1` -> ``).
-pub fn group_of(api_version: &str) -> &str {
-    api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
 /// The value at `path` (object keys, in order) without `Value::pointer`'s per-segment
@@ -123,7 +48,10 @@ pub fn typed<K: DeserializeOwned>(obj: &Value) -> Result<K, serde_json::Error> {
 #[derive(Debug, Clone)]
 struct Stored {
     text: Box<str>,
-    links: Links,
+    /// Boxed: the map holding every object keeps its entries inline and doubles its
+    /// table as it grows, and inline links (200 bytes) made that table the largest
+    /// allocation of a run at 2,000 pods.
+    links: Box<Links>,
 }
 
 /// An object made ready for [`Snapshot::insert`]: key, compact text (less
@@ -152,7 +80,7 @@ impl Prepared {
         let head: Head =
             serde_json::from_str(&text).map_err(|_| RulesError::ObjectWithoutIdentity)?;
         let key = head.key().ok_or(RulesError::ObjectWithoutIdentity)?;
-        let links = Links::from_head(&key, &head);
+        let links = Box::new(Links::from_head(&key, &head));
         Ok(Prepared {
             key,
             stored: Stored {
@@ -396,11 +324,13 @@ pub const EVENTS_PER_OBJECT: usize = 50;
 /// Everything seen so far, with the indexes the rules need.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    objects: BTreeMap<ObjectKey, Stored>,
+    objects: KeyMap<Stored>,
+    /// (group, kind) -> its objects' keys, in order: for lists of a kind.
+    kinds: HashMap<(String, String), BTreeSet<ObjectKey>>,
     /// owner uid -> owned objects of the kinds in `OWNED_KINDS`.
-    children: BTreeMap<String, BTreeSet<ObjectKey>>,
+    children: HashMap<String, BTreeSet<ObjectKey>>,
     /// involvedObject uid -> core/v1 Events about it.
-    events: BTreeMap<String, BTreeSet<ObjectKey>>,
+    events: HashMap<String, BTreeSet<ObjectKey>>,
     /// (namespace, pod template label, value) -> the workloads a Service may select
     /// (`service::WORKLOAD_KINDS`) whose pod template carries that label.
     templates: HashMap<(String, String, String), BTreeSet<ObjectKey>>,
@@ -409,7 +339,7 @@ pub struct Snapshot {
     /// The runner's registry lookups, by image reference; fed in like watch events.
     registry: RegistryViews,
     /// Objects seen and then deleted (and not seen again since).
-    deleted: BTreeSet<ObjectKey>,
+    deleted: KeySet,
     /// uid -> object, to walk from a changed object to its owners.
     uids: HashMap<String, ObjectKey>,
     /// What changed since the last [`Snapshot::take_touched`].
@@ -518,7 +448,14 @@ impl Snapshot {
         if let Some(uid) = &links.uid {
             self.uids.insert(uid.clone(), key.clone());
         }
-        self.objects.insert(key.clone(), Stored { text, links });
+        let kind = (key.group().to_owned(), key.kind().to_owned());
+        if self
+            .objects
+            .insert(key.clone(), Stored { text, links })
+            .is_none()
+        {
+            self.kinds.entry(kind).or_default().insert(key.clone());
+        }
         // Owners or the involved object may differ from the old version's.
         self.touch(&key, read_by_services);
         key
@@ -548,6 +485,10 @@ impl Snapshot {
     /// Drops an object and its index entries; whether it was there.
     fn forget(&mut self, key: &ObjectKey) -> bool {
         self.unindex(key);
+        let kind = (key.group().to_owned(), key.kind().to_owned());
+        if let Some(keys) = self.kinds.get_mut(&kind) {
+            keys.remove(key);
+        }
         self.objects.remove(key).is_some()
     }
 
@@ -661,16 +602,15 @@ impl Snapshot {
         kind: &'a str,
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = T> + 'a {
-        // Keys sort by group, kind, namespace (`None` first), name: one range, no scan.
+        // Keys sort by namespace (`None` first), then name: one range, no scan.
         let start = ObjectKey::in_group(group, kind, namespace, "");
-        self.objects
-            .range(start..)
-            .take_while(move |(k, _)| {
-                k.group() == group
-                    && k.kind() == kind
-                    && namespace.is_none_or(|ns| k.namespace() == Some(ns))
-            })
-            .filter_map(|(_, v)| Self::read(v))
+        self.kinds
+            .get(&(group.to_owned(), kind.to_owned()))
+            .into_iter()
+            .flat_map(move |keys| keys.range(start.clone()..))
+            .take_while(move |k| namespace.is_none_or(|ns| k.namespace() == Some(ns)))
+            .filter_map(|k| self.objects.get(k))
+            .filter_map(Self::read)
     }
 
     /// Raw objects of one group and kind, in a namespace or (with `None`) everywhere.
@@ -773,7 +713,7 @@ impl Snapshot {
     }
 }
 
-fn remove_from(index: &mut BTreeMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
+fn remove_from(index: &mut HashMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
     if let Some(set) = index.get_mut(uid) {
         set.remove(key);
         if set.is_empty() {

@@ -11,6 +11,7 @@
 
 use crate::rules::kinds::{self, Reads};
 use crate::rules::network_storage::service;
+use crate::rules::object_key::KeySet;
 use crate::rules::snapshot::{Links, ObjectKey, field};
 use crate::rules::target::Target;
 use serde_json::Value;
@@ -18,7 +19,7 @@ use std::collections::{BTreeSet, HashMap};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Touched {
-    pub(crate) keys: BTreeSet<ObjectKey>,
+    pub(crate) keys: KeySet,
     pub(crate) namespaces: BTreeSet<String>,
     /// (namespace, Service) named by the EndpointSlices touched.
     pub(crate) slices: BTreeSet<(String, String)>,
@@ -76,9 +77,11 @@ impl Touched {
         self.everything = true;
     }
 
-    /// The keys touched: changed objects and what they lead to.
+    /// The keys touched: changed objects and what they lead to, in key order.
     pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
-        self.keys.iter()
+        let mut keys: Vec<&ObjectKey> = self.keys.iter().collect();
+        keys.sort_unstable();
+        keys.into_iter()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -3,6 +3,7 @@
 //! failures of lists and watches, counted, so a rule waiting on them can say why.
 
 use crate::cluster::watch::Seen;
+use crate::rules::object_key::KeySet;
 use crate::rules::{ObjectKey, Prepared, Snapshot};
 use crate::vocab::events::{Observer, RunEvent};
 use futures::{Stream, StreamExt};
@@ -22,7 +23,7 @@ pub type Troubles = HashMap<usize, (usize, String)>;
 #[derive(Debug, Default)]
 pub struct Feed {
     /// The objects each watch scope last listed, to drop what a relist no longer shows.
-    members: HashMap<usize, BTreeSet<ObjectKey>>,
+    members: HashMap<usize, KeySet>,
     /// Scopes whose first complete list has arrived (or that may be done without).
     pub listed: HashSet<usize>,
     pub troubles: Troubles,
@@ -107,8 +108,7 @@ impl Feed {
             Seen::Relisted { scope, objects } => {
                 // Inserted first so that the members keep the snapshot's shared keys; what
                 // the relist no longer shows is removed after, which comes to the same.
-                let fresh: BTreeSet<ObjectKey> =
-                    objects.into_iter().map(|p| snapshot.insert(p)).collect();
+                let fresh: KeySet = objects.into_iter().map(|p| snapshot.insert(p)).collect();
                 if let Some(old) = self.members.get(&scope) {
                     for key in old.difference(&fresh) {
                         snapshot.remove_key(key.clone());
