@@ -81,10 +81,18 @@ impl FieldSet {
     }
 
     pub fn difference(&self, other: &Self) -> Self {
+        // Nothing to take away (most subtrees of a write's changes): a copy, without
+        // rebuilding it node by node. Child sets are never empty, so the result is the same.
+        if other.is_empty() {
+            return self.clone();
+        }
         self.combine(other, |m, o| !o.contains(m), FieldSet::difference)
     }
 
     pub fn intersection(&self, other: &Self) -> Self {
+        if self.is_empty() || other.is_empty() {
+            return Self::new();
+        }
         self.combine(other, |m, o| o.contains(m), FieldSet::intersection)
     }
 

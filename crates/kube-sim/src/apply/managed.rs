@@ -22,16 +22,20 @@ pub const SERVER_METADATA: [&str; 8] = [
 ];
 
 /// Paths no manager owns (the API server's stripMetaManager set plus deletion metadata).
-pub fn unowned_paths() -> FieldSet {
-    let f = |s: &str| PathElement::Field(s.to_owned());
-    let mut set = FieldSet::new();
-    for top in ["apiVersion", "kind", "metadata"] {
-        set.insert(&[f(top)]);
-    }
-    for field in SERVER_METADATA.iter().chain(&["name", "namespace"]) {
-        set.insert(&[f("metadata"), f(field)]);
-    }
-    set
+pub fn unowned_paths() -> &'static FieldSet {
+    // Built once: every write subtracts it, and it never changes.
+    static PATHS: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(|| {
+        let f = |s: &str| PathElement::Field(s.to_owned());
+        let mut set = FieldSet::new();
+        for top in ["apiVersion", "kind", "metadata"] {
+            set.insert(&[f(top)]);
+        }
+        for field in SERVER_METADATA.iter().chain(&["name", "namespace"]) {
+            set.insert(&[f("metadata"), f(field)]);
+        }
+        set
+    });
+    &PATHS
 }
 
 /// One manager's ownership record.

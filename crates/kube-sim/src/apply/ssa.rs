@@ -35,7 +35,7 @@ pub fn apply(
     let config = scoped_config(applied, opts)?;
     let applied_set = field_set(&config)
         .map_err(ApplyError::Invalid)?
-        .difference(&unowned_paths());
+        .difference(unowned_paths());
     let mut entries = live.map(managed::decode).unwrap_or_default();
     let live = live.map_or_else(|| Value::Object(Map::new()), without_managed_fields);
     if entries.is_empty() {
@@ -128,10 +128,12 @@ pub fn record_update(
     let empty = Value::Object(Map::new());
     let diff = compare_without_managed_fields(old.unwrap_or(&empty), new);
     let changed = diff.changed();
+    // One pass per entry over what changed or went (the same set as two differences).
+    let lost = changed.union(&diff.removed);
     for e in &mut entries {
-        e.set = e.set.difference(&changed).difference(&diff.removed);
+        e.set = e.set.difference(&lost);
     }
-    let gained = changed.difference(&unowned_paths());
+    let gained = changed.difference(unowned_paths());
     if !gained.is_empty() {
         let me = managed::identity(manager, UPDATE, api_version, subresource);
         match entries.iter_mut().find(|e| e.identity() == me) {
@@ -161,7 +163,7 @@ fn update_entry(
     api_version: &str,
     time: &str,
 ) -> Option<Entry> {
-    let set = compare(old, new).changed().difference(&unowned_paths());
+    let set = compare(old, new).changed().difference(unowned_paths());
     (!set.is_empty()).then(|| Entry {
         manager: manager.to_owned(),
         operation: UPDATE.to_owned(),

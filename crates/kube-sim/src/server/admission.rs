@@ -287,7 +287,14 @@ fn fill_server_fields(state: &ServerState, obj: &mut Value, uid: &str) {
         "Service" => {
             let n = state.cluster_ips.fetch_add(1, Ordering::Relaxed);
             crate::defaults::allocate_cluster_ip(obj, n);
-            let (services, _) = state.store.list("", "services", None);
+            // Only a NodePort or LoadBalancer Service takes node ports: the others need
+            // no walk over every Service's ports.
+            let kind = obj.pointer("/spec/type").and_then(Value::as_str);
+            let services = if matches!(kind, Some("NodePort" | "LoadBalancer")) {
+                state.store.list("", "services", None).0
+            } else {
+                Vec::new()
+            };
             let in_use: Vec<u32> = services
                 .iter()
                 .flat_map(|s| {

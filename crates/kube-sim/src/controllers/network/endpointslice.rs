@@ -89,15 +89,23 @@ fn slice_labels(service: &Value) -> Map<String, Value> {
 
 impl EndpointSliceController {
     fn sync(&mut self, world: &mut World<'_>, key: &ObjectKey) {
+        // The Service's slices through the store's label index (by name, as a list of
+        // the namespace would give them), not a walk over every slice of the namespace.
         let existing: Vec<Arc<Value>> = world
-            .list("discovery.k8s.io", "endpointslices", Some(&key.namespace))
+            .store
+            .list_labeled(
+                "discovery.k8s.io",
+                "endpointslices",
+                &key.namespace,
+                SERVICE_NAME,
+                &key.name,
+            )
             .into_iter()
             .filter(|s| {
-                str_at(s, "/metadata/labels/kubernetes.io~1service-name") == key.name
-                    && str_at(
-                        s,
-                        "/metadata/labels/endpointslice.kubernetes.io~1managed-by",
-                    ) == CONTROLLER
+                str_at(
+                    s,
+                    "/metadata/labels/endpointslice.kubernetes.io~1managed-by",
+                ) == CONTROLLER
             })
             .collect();
         let Some(service) = world.get(key) else {
@@ -116,20 +124,19 @@ impl EndpointSliceController {
         }
         let pods = selected_pods(world, &service);
         let trigger = self.triggers.compute(key, &service, &pods);
-        let nodes = world.list("", "nodes", None);
         // Endpoints grouped by the ports their pods resolve.
         let mut groups: BTreeMap<Vec<Port>, Vec<Value>> = BTreeMap::new();
         let mut sorted_pods: Vec<_> = pods.iter().filter(|p| in_endpoints(p, true)).collect();
         sorted_pods.sort_by(|a, b| name(a).cmp(name(b)));
         for pod in sorted_pods {
-            let node = nodes
-                .iter()
-                .find(|n| name(n) == str_at(pod, "/spec/nodeName"))
-                .map(|n| &**n);
+            let node = match str_at(pod, "/spec/nodeName") {
+                "" => None,
+                node => world.get(&ObjectKey::new("", "nodes", "", node)),
+            };
             groups
                 .entry(resolve_ports(&service, pod))
                 .or_default()
-                .push(endpoint(&service, pod, node));
+                .push(endpoint(&service, pod, node.as_deref()));
         }
         let labels = slice_labels(&service);
         let mut unused: Vec<&Arc<Value>> = existing.iter().collect();
