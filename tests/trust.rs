@@ -528,3 +528,104 @@ data: {{mode: fast}}
     );
     assert!(sim.get("apps/v1", "Deployment", "default", "web").is_none());
 }
+
+/// The writes kube-sim saw, in order: (whether a dry run, resource/name).
+fn patches(sim: &Sim) -> Vec<(bool, String)> {
+    sim.server
+        .recorder
+        .calls()
+        .into_iter()
+        .filter(|c| c.verb == "patch")
+        .map(|c| {
+            let path = c.path_and_query.split('?').next().unwrap_or_default();
+            let name = path.rsplit('/').next().unwrap_or_default();
+            (
+                c.path_and_query.contains("dryRun=All"),
+                format!("{}/{name}", c.resource),
+            )
+        })
+        .collect()
+}
+
+fn configmaps(count: usize) -> String {
+    let mut yaml = String::new();
+    for i in 0..count {
+        yaml.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm-{i:03}}}\ndata: {{n: \"{i}\"}}\n---\n"
+        ));
+    }
+    yaml
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refusal_in_the_last_phase_means_not_one_earlier_phase_object_was_written() {
+    // Forty ConfigMaps (the priority phase, applied first) and a Deployment the server
+    // refuses (the last phase): more manifests than requests in flight, so the refusal is
+    // answered while other dry runs are still going.
+    let sim = Sim::start(Scenario::default());
+    let yaml = format!(
+        "{}{}",
+        configmaps(40),
+        deployment("web", "registry.local/shop/web:1", "")
+            .replace("replicas: 2", "replicas: \"two\"")
+    );
+    let run = run_yaml(&sim, "many.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Failure, "{:#?}", run.outcomes);
+    assert_eq!(
+        outcome(&run, "Deployment", "web").reason,
+        Some(Reason::ApplyRejected)
+    );
+    let patches = patches(&sim);
+    assert_eq!(
+        patches.len(),
+        41,
+        "every manifest dry-run once: {patches:?}"
+    );
+    let written: Vec<_> = patches.iter().filter(|(dry, _)| !dry).collect();
+    assert!(written.is_empty(), "written despite a refusal: {written:?}");
+    assert!(sim.get("v1", "ConfigMap", "default", "cm-000").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_dry_run_is_answered_before_the_first_write() {
+    let sim = Sim::start(Scenario::default());
+    let yaml = format!(
+        "{}{}---\n{}",
+        configmaps(30),
+        deployment("web", "registry.local/shop/web:1", ""),
+        service("web")
+    );
+    let run = run_yaml(&sim, "app.yaml", &yaml, Mode::Deploy, MINUTES_5)
+        .await
+        .unwrap();
+    assert_eq!(run.result, RunResult::Success, "{:#?}", run.outcomes);
+    let patches = patches(&sim);
+    let first_write = patches.iter().position(|(dry, _)| !dry).unwrap();
+    assert_eq!(
+        first_write, 32,
+        "a write before the last dry run: {patches:?}"
+    );
+    assert!(patches[first_write..].iter().all(|(dry, _)| !dry));
+    let mut dry: Vec<&str> = patches[..first_write]
+        .iter()
+        .map(|(_, n)| n.as_str())
+        .collect();
+    let mut written: Vec<&str> = patches[first_write..]
+        .iter()
+        .map(|(_, n)| n.as_str())
+        .collect();
+    dry.sort_unstable();
+    written.sort_unstable();
+    assert_eq!(dry, written, "each manifest dry-run, then applied, once");
+    // Phases: the ConfigMaps (priority) are all written before the Deployment and Service.
+    let last_configmap = patches
+        .iter()
+        .rposition(|(_, n)| n.starts_with("configmaps/"));
+    let first_rest = patches[first_write..]
+        .iter()
+        .position(|(_, n)| !n.starts_with("configmaps/"))
+        .map(|p| p + first_write);
+    assert!(last_configmap < first_rest, "{patches:?}");
+}

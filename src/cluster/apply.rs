@@ -79,7 +79,7 @@ pub async fn apply_with(
 }
 
 /// `obj` as JSON, with the apiVersion and kind a server may leave out of a typed answer.
-fn stamped(obj: &DynamicObject, ar: &ApiResource) -> Value {
+pub(crate) fn stamped(obj: &DynamicObject, ar: &ApiResource) -> Value {
     let mut v = serde_json::to_value(obj).unwrap_or_default();
     v["apiVersion"] = Value::String(ar.api_version.clone());
     v["kind"] = Value::String(ar.kind.clone());

@@ -1,6 +1,7 @@
 //! Everything that talks to the cluster: connecting, discovery, applying, watching, logs.
 
 pub mod apply;
+pub mod bulk;
 pub mod connect;
 pub mod credentials;
 pub mod discovery;

@@ -7,6 +7,7 @@ use super::judging::Pending;
 use super::outcomes::{self, Judged};
 use super::pruning::Pruning;
 use crate::cluster::apply::{self, Rejection};
+use crate::cluster::bulk;
 use crate::cluster::immutable::{self, REPLACE_ANNOTATION};
 use crate::cluster::{Connection, Served};
 use crate::config::Mode;
@@ -18,6 +19,7 @@ use crate::vocab::outcome::Outcome;
 use crate::vocab::outcome::{Change, SourceSpan};
 use crate::vocab::verdict::{Reason, Verdict};
 use futures::StreamExt;
+use kube::discovery::ApiResource;
 use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -167,19 +169,6 @@ fn not_validated_because(m: &Manifest, manifests: &[Manifest]) -> String {
     format!("{why}, so the server cannot check it before the apply")
 }
 
-/// The time the server recorded for our apply (managedFields), to tell old conditions
-/// from new ones.
-fn server_apply_time(obj: &Value) -> Option<jiff::Timestamp> {
-    obj.pointer("/metadata/managedFields")?
-        .as_array()?
-        .iter()
-        .find(|e| e["manager"] == apply::FIELD_MANAGER && e["operation"] == "Apply")?
-        .get("time")?
-        .as_str()?
-        .parse()
-        .ok()
-}
-
 /// The custom resource kinds whose CRD (in the manifests, else in the cluster) says they
 /// are not predeployed. The cluster's CRDs are read only when a custom resource's CRD is
 /// not among the manifests.
@@ -208,15 +197,16 @@ async fn not_predeployed(
     late
 }
 
-/// Applies (or dry-runs) `steps`, eight at a time; `keep` reduces each answer as it
-/// arrives to what the caller reads, so a thousand applied objects are not all held at once.
+/// Applies (or dry-runs) `steps`, [`CONCURRENCY`] at a time; `keep` reduces each answer,
+/// as the server's text, to what the caller reads, so a thousand applied objects are
+/// neither parsed in full nor all held at once.
 async fn apply_steps<T>(
     conn: &Connection,
     kinds: &Served,
     manifests: &[Manifest],
     steps: &[&Step],
     dry_run: bool,
-    keep: impl Fn(Value) -> T + Copy,
+    keep: impl Fn(&str, &ApiResource) -> Result<T, Rejection> + Copy,
 ) -> Vec<(usize, Result<T, Rejection>)> {
     futures::stream::iter(steps.iter().map(|s| {
         let m = &manifests[s.index];
@@ -231,8 +221,8 @@ async fn apply_steps<T>(
                     }),
                 );
             };
-            let answer = apply::apply(&conn.client, &ar, ns, &m.object, dry_run).await;
-            (s.index, answer.map(keep))
+            let answer = bulk::apply_text(&conn.client, &ar, ns, &m.object, dry_run).await;
+            (s.index, answer.and_then(|text| keep(&text, &ar)))
         }
     }))
     .buffer_unordered(CONCURRENCY)
@@ -259,7 +249,13 @@ pub async fn validate(
     ctx.event(RunEvent::Validating);
     let checkable: Vec<&Step> = steps.iter().filter(|s| s.dry_run_first).collect();
     // A dry run compares each answer with the live object; otherwise only refusals count.
-    let keep = |v: Value| if dry_run { v } else { Value::Null };
+    let keep = |text: &str, ar: &ApiResource| {
+        if dry_run {
+            bulk::object(text, ar)
+        } else {
+            Ok(Value::Null)
+        }
+    };
     let mut checked = apply_steps(conn, served, manifests, &checkable, true, keep).await;
     checked.sort_by_key(|(i, _)| *i);
     let start = ctx.start;
@@ -339,13 +335,13 @@ async fn replace(
     let conn = ctx.conn;
     let wait = CRD_WAIT.min(ctx.config.timeout);
     crate::cluster::remove::delete_and_wait(&conn.client, &ar, ns, &m.name, wait).await?;
-    let applied = apply::apply(&conn.client, &ar, ns, &m.object, false).await?;
+    let applied = bulk::apply_text(&conn.client, &ar, ns, &m.object, false).await?;
     ctx.event(RunEvent::Note(format!(
         "replaced {} ({REPLACE_ANNOTATION}): {} cannot change in place",
         m.display_name(),
         immutable::fields(&refusal.message).join(", ")
     )));
-    Ok(server_apply_time(&applied))
+    Ok(bulk::applied_at(&applied))
 }
 
 /// Applies one wave's `steps` phase by phase; with `--prune`, `prune` records its set on
@@ -379,8 +375,8 @@ pub async fn apply_wave(
             continue;
         }
         ctx.event(RunEvent::Phase(phase.label()));
-        let mut results = apply_steps(conn, &served, manifests, &in_phase, false, |obj| {
-            server_apply_time(&obj)
+        let mut results = apply_steps(conn, &served, manifests, &in_phase, false, |text, _| {
+            Ok(bulk::applied_at(text))
         })
         .await;
         results.sort_by_key(|(i, _)| *i);
