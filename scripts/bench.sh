@@ -6,7 +6,13 @@
 #
 #   scripts/bench.sh [--runs 3] [--sizes 1,50] [--variants healthy,missing]
 #                    [--tools deploy-action,rollout,wait,kpt,poller] [--timeout 120]
-#                    [--nodes 25] [--replicas 4] [--raw FILE] [--no-build]
+#                    [--nodes auto] [--replicas 4] [--raw FILE] [--no-build]
+#
+# Sizes are Deployments (each with --replicas pods and a Service): 500 is 2,000 pods, 2500
+# is 10,000. --nodes auto gives 25 nodes, or one per 100 pods beyond that (100 at 2500).
+# Variants: healthy (every image pulls in 10 ms), missing (the first Deployment's image is
+# not in the registry), stuck (every pull takes an hour: the run waits out --timeout with
+# nothing changing, so its CPU is the idle cost of that long a wait).
 #
 # Tools:
 #   deploy-action  release build, `deploy --settle 0 --image-preflight off` (no settle and no
@@ -32,7 +38,7 @@ sizes=1,50
 variants=healthy,missing
 tools=deploy-action,rollout,wait,kpt,poller
 timeout=120
-nodes=25
+nodes=auto
 replicas=4
 raw=""
 build=1
@@ -47,7 +53,7 @@ while [ $# -gt 0 ]; do
     --replicas) replicas="$2"; shift 2 ;;
     --raw) raw="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -77,13 +83,22 @@ rows="${raw:-$work/rows.tsv}"
 
 now_ms() { date +%s%3N; }
 
-cat >"$work/scenario.yaml" <<EOF
+# scenario SIZE FILE: the simulated cluster for SIZE Deployments.
+scenario() {
+  local size="$1" n="$nodes"
+  if [ "$n" = auto ]; then
+    n=$(((size * replicas + 99) / 100))
+    [ "$n" -ge 25 ] || n=25
+  fi
+  cat >"$2" <<EOF
 kubernetes_version: "1.33"
-nodes: $nodes
+nodes: $n
 images:
   default: {pull: 10ms}
   "registry.local/bench/missing:*": not_found
+  "registry.local/bench/stuck:*": {pull: 1h}
 EOF
+}
 
 # manifests SIZE VARIANT DIR: SIZE Deployments with a Service each, in namespace default;
 # the missing variant gives the first Deployment an image the registry does not have.
@@ -95,6 +110,8 @@ manifests() {
     image="registry.local/bench/app:1"
     if [ "$variant" = missing ] && [ "$i" -eq 0 ]; then
       image="registry.local/bench/missing:1"
+    elif [ "$variant" = stuck ]; then
+      image="registry.local/bench/stuck:1"
     fi
     cat >"$dir/$name.yaml" <<EOF
 apiVersion: apps/v1
@@ -179,6 +196,7 @@ one_run() {
   local dir="$work/m-$tool-$size-$variant-$run" kc="$work/kubeconfig"
   rm -rf "$dir" "$kc"
   manifests "$size" "$variant" "$dir"
+  scenario "$size" "$work/scenario.yaml"
   "$bin/kube-sim" serve --scenario "$work/scenario.yaml" --kubeconfig "$kc" \
     >"$work/sim.log" 2>&1 &
   sim=$!
