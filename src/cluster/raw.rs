@@ -144,8 +144,16 @@ impl<'de> DeserializeSeed<'de> for Copy<'_> {
 }
 
 fn push_json_str(out: &mut String, s: &str) {
-    // serde_json's own escaping; writing into a String cannot fail.
-    let _ = serde_json::to_writer(StringWriter(out), s);
+    // Most strings need no escaping; the rest get serde_json's own (writing into a String
+    // cannot fail).
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        let _ = serde_json::to_writer(StringWriter(out), s);
+    }
 }
 
 /// `io::Write` over a `String`, for serde_json's writers (which write UTF-8 only).
@@ -368,6 +376,24 @@ mod tests {
         want["apiVersion"] = json!("v1");
         want["kind"] = json!("Pod");
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        for s in [
+            "plain",
+            "",
+            "é 🚀",
+            "a\"b",
+            "back\\slash",
+            "line\nfeed",
+            "\u{1f}",
+            "\u{7f}",
+        ] {
+            let mut out = String::new();
+            push_json_str(&mut out, s);
+            assert_eq!(out, serde_json::to_string(s).unwrap(), "{s:?}");
+        }
     }
 
     #[test]
