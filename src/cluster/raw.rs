@@ -5,9 +5,11 @@
 //! pods that tree (a map per object, a string per key) cost more than the rules did, and a
 //! page of 500 listed pods held it ten times over.
 
+use crate::rules::head::{Head, HeadMeta, HeadSpec, HeadTemplate, HeadTemplateMeta, Lenient};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{ApiResource, DynamicResourceScope, Resource};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
@@ -16,15 +18,116 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// One object as the API server sent it (less what is dropped), as compact JSON text
 /// without `apiVersion` and `kind` (list items may come without them; see
-/// [`RawObject::into_text`]), with just the metadata the watcher itself reads.
+/// [`RawObject::into_text`]), with the metadata the watcher itself reads and the
+/// [`Head`] the snapshot files it by, gathered on the way.
 #[derive(Debug, Clone, Default)]
 pub struct RawObject {
-    meta: ObjectMeta,
+    found: Found,
     /// The object's members after `apiVersion` and `kind`: `"metadata":{..},...}`, or `}`.
     rest: String,
 }
 
+/// What is gathered while an object is copied.
+#[derive(Debug, Clone, Default)]
+struct Found {
+    meta: ObjectMeta,
+    head: Head,
+}
+
+impl Found {
+    /// Whether the value of `key` in the map at `at` is kept in the [`Head`] (read whole:
+    /// these are small).
+    fn captures(at: At, key: &str) -> bool {
+        match at {
+            At::Top => key == "involvedObject",
+            At::Metadata => matches!(
+                key,
+                "name"
+                    | "namespace"
+                    | "resourceVersion"
+                    | "uid"
+                    | "ownerReferences"
+                    | "labels"
+                    | "deletionTimestamp"
+            ),
+            At::Spec => key == "replicas",
+            At::TemplateMeta => key == "labels",
+            At::Annotations | At::Template | At::Elsewhere => false,
+        }
+    }
+
+    /// A map at `at` begins: as serde reads the [`Head`], an object there is present.
+    fn entered(&mut self, at: At) {
+        let head = &mut self.head;
+        match at {
+            At::Metadata => head.metadata = Lenient(Some(HeadMeta::default())),
+            At::Spec => head.spec = Lenient(Some(HeadSpec::default())),
+            At::Template => {
+                if let Some(spec) = head.spec.0.as_mut() {
+                    spec.template = Lenient(Some(HeadTemplate::default()));
+                }
+            }
+            At::TemplateMeta => {
+                if let Some(template) = head.spec.0.as_mut().and_then(|s| s.template.0.as_mut()) {
+                    template.metadata = Lenient(Some(HeadTemplateMeta::default()));
+                }
+            }
+            At::Top | At::Annotations | At::Elsewhere => {}
+        }
+    }
+
+    /// Keeps a value [`Found::captures`] asked for (`null` reads as absent, as in serde).
+    fn capture(&mut self, at: At, key: &str, value: Value) {
+        let text = value.as_str().map(str::to_owned);
+        let value = Some(value).filter(|v| !v.is_null());
+        let head = &mut self.head;
+        match at {
+            At::Top => head.involved_object = value,
+            At::Metadata => {
+                let Some(meta) = head.metadata.0.as_mut() else {
+                    return;
+                };
+                match key {
+                    "name" => (meta.name, self.meta.name) = (value, text),
+                    "namespace" => (meta.namespace, self.meta.namespace) = (value, text),
+                    "resourceVersion" => self.meta.resource_version = text,
+                    "uid" => meta.uid = value,
+                    "ownerReferences" => meta.owner_references = value,
+                    "labels" => meta.labels = value,
+                    _ => meta.deletion_timestamp = value,
+                }
+            }
+            At::Spec => {
+                if let Some(spec) = head.spec.0.as_mut() {
+                    spec.replicas = value;
+                }
+            }
+            At::TemplateMeta => {
+                if let Some(meta) = head
+                    .spec
+                    .0
+                    .as_mut()
+                    .and_then(|s| s.template.0.as_mut())
+                    .and_then(|t| t.metadata.0.as_mut())
+                {
+                    meta.labels = value;
+                }
+            }
+            At::Annotations | At::Template | At::Elsewhere => {}
+        }
+    }
+}
+
 impl RawObject {
+    /// The object as JSON text, stamped with the apiVersion and kind it was watched as,
+    /// and the [`Head`] gathered from it.
+    pub fn into_parts(mut self, resource: &ApiResource) -> (String, Head) {
+        let mut head = std::mem::take(&mut self.found.head);
+        head.api_version = Some(Value::String(resource.api_version.clone()));
+        head.kind = Some(Value::String(resource.kind.clone()));
+        (self.into_text(resource), head)
+    }
+
     /// The object as JSON text, stamped with the apiVersion and kind it was watched as.
     pub fn into_text(self, resource: &ApiResource) -> String {
         let mut text = String::with_capacity(self.rest.len() + 64);
@@ -65,11 +168,11 @@ impl Resource for RawObject {
     }
 
     fn meta(&self) -> &ObjectMeta {
-        &self.meta
+        &self.found.meta
     }
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.meta
+        &mut self.found.meta
     }
 }
 
@@ -79,7 +182,7 @@ impl<'de> serde::Deserialize<'de> for RawObject {
         d.deserialize_map(Copy {
             out: &mut raw.rest,
             at: At::Top,
-            meta: Some(&mut raw.meta),
+            found: Some(&mut raw.found),
         })?;
         Ok(raw)
     }
@@ -94,6 +197,10 @@ enum At {
     Metadata,
     /// `metadata.annotations` (kubectl's last-applied configuration is dropped).
     Annotations,
+    /// `spec`, `spec.template` and `spec.template.metadata`: read for the [`Head`].
+    Spec,
+    Template,
+    TemplateMeta,
     Elsewhere,
 }
 
@@ -102,6 +209,9 @@ impl At {
         match (self, key) {
             (At::Top, "metadata") => At::Metadata,
             (At::Metadata, "annotations") => At::Annotations,
+            (At::Top, "spec") => At::Spec,
+            (At::Spec, "template") => At::Template,
+            (At::Template, "metadata") => At::TemplateMeta,
             _ => At::Elsewhere,
         }
     }
@@ -111,18 +221,18 @@ impl At {
             At::Top => key == "apiVersion" || key == "kind",
             At::Metadata => key == "managedFields",
             At::Annotations => key == LAST_APPLIED,
-            At::Elsewhere => false,
+            At::Spec | At::Template | At::TemplateMeta | At::Elsewhere => false,
         }
     }
 }
 
 /// Copies one JSON value into `out` as compact text, dropping what [`At`] says; at the
-/// top of an object the opening `{` is left out (see [`RawObject::rest`]). In `metadata`
-/// it keeps name, namespace and resourceVersion in `meta`.
+/// top of an object the opening `{` is left out (see [`RawObject::rest`]). On the paths
+/// the [`Head`] reads it gathers into `found`.
 struct Copy<'a> {
     out: &'a mut String,
     at: At,
-    meta: Option<&'a mut ObjectMeta>,
+    found: Option<&'a mut Found>,
 }
 
 impl Copy<'_> {
@@ -130,7 +240,7 @@ impl Copy<'_> {
         Copy {
             out: self.out,
             at,
-            meta: None,
+            found: None,
         }
     }
 }
@@ -240,6 +350,9 @@ impl<'de> Visitor<'de> for Copy<'_> {
         if self.at != At::Top {
             self.out.push('{');
         }
+        if let Some(found) = self.found.as_deref_mut() {
+            found.entered(self.at);
+        }
         let mut first = true;
         while let Some(key) = map.next_key_seed(Key)? {
             if self.at.drops(&key) {
@@ -253,26 +366,29 @@ impl<'de> Visitor<'de> for Copy<'_> {
             push_json_str(self.out, &key);
             self.out.push(':');
             let at = self.at.child(&key);
-            match (self.at, &mut self.meta, key.as_ref()) {
-                (At::Top, Some(meta), "metadata") => {
-                    let meta: &mut ObjectMeta = meta;
+            match self.found.as_deref_mut() {
+                Some(found) if Found::captures(self.at, &key) => {
+                    let value: Value = map.next_value()?;
+                    self.out.push_str(&value.to_string());
+                    found.capture(self.at, &key, value);
+                }
+                Some(found)
+                    if matches!(
+                        at,
+                        At::Metadata | At::Spec | At::Template | At::TemplateMeta
+                    ) =>
+                {
                     map.next_value_seed(Copy {
                         out: self.out,
                         at,
-                        meta: Some(meta),
+                        found: Some(found),
                     })?;
                 }
-                (At::Metadata, Some(meta), "name" | "namespace" | "resourceVersion") => {
-                    let value: serde_json::Value = map.next_value()?;
-                    let _ = serde_json::to_writer(StringWriter(self.out), &value);
-                    let text = value.as_str().map(str::to_owned);
-                    match key.as_ref() {
-                        "name" => meta.name = text,
-                        "namespace" => meta.namespace = text,
-                        _ => meta.resource_version = text,
-                    }
-                }
-                _ => map.next_value_seed(self.nested(at))?,
+                _ => map.next_value_seed(Copy {
+                    out: self.out,
+                    at,
+                    found: None,
+                })?,
             }
         }
         self.out.push('}');
@@ -406,6 +522,36 @@ mod tests {
         let got = read(&object.to_string());
         assert_eq!(got["metadata"], object["metadata"]);
         assert_eq!(got["spec"], object["spec"]);
+    }
+
+    #[test]
+    fn the_head_gathered_while_copying_is_the_one_serde_reads_from_the_copy() {
+        let objects = [
+            json!({"metadata": {"name": "web-1", "namespace": "shop", "uid": "p1",
+                "labels": {"app": "web"}, "managedFields": [{"manager": "x"}],
+                "ownerReferences": [{"kind": "ReplicaSet", "name": "web", "uid": "rs1"}],
+                "deletionTimestamp": "2026-12-05T10:00:00Z"},
+                "spec": {"nodeName": "n1", "containers": [{"name": "web"}]}}),
+            json!({"spec": {"replicas": 3, "template": {"metadata": {"labels": {"app": "web"},
+                "annotations": {"a": "b"}}, "spec": {}}},
+                "metadata": {"name": "web", "namespace": "shop", "uid": "d1"}}),
+            json!({"involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "web-1",
+                "namespace": "shop", "uid": "p1"}, "reason": "Pulling",
+                "metadata": {"name": "web-1.1", "namespace": "shop", "uid": "e1"}}),
+            json!({"metadata": {"name": "w", "labels": 7, "ownerReferences": "no",
+                "uid": null}, "spec": "just text", "involvedObject": null}),
+            json!({"metadata": {"name": "w"}, "spec": {"replicas": null,
+                "template": "none"}}),
+            json!({"metadata": {"name": "w"}, "spec": {"template": {"metadata": [1, 2]}}}),
+            json!({"metadata": "x", "spec": []}),
+            json!({}),
+        ];
+        for object in objects {
+            let raw: RawObject = serde_json::from_str(&object.to_string()).unwrap();
+            let (text, gathered) = raw.into_parts(&pod_resource());
+            let read: Head = serde_json::from_str(&text).unwrap();
+            assert_eq!(format!("{gathered:?}"), format!("{read:?}"), "{object}");
+        }
     }
 
     #[test]

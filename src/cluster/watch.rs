@@ -2,6 +2,7 @@
 //! of what was seen. Watch, never poll: no request per resource per tick.
 
 use super::raw::RawObject;
+use crate::rules::head::Head;
 use futures::StreamExt;
 use kube::api::Api;
 use kube::discovery::ApiResource;
@@ -38,6 +39,16 @@ pub enum Seen<T = Value> {
         message: String,
         forbidden: bool,
     },
+}
+
+/// What `prepare` makes of an object's text and its [`Head`].
+fn prepare_raw<T>(
+    prepare: fn(String, Head) -> Option<T>,
+    o: RawObject,
+    ar: &ApiResource,
+) -> Option<T> {
+    let (text, head) = o.into_parts(ar);
+    prepare(text, head)
 }
 
 /// A deleted object as a `Value` (deletions are few; `Null` if its text does not read).
@@ -91,8 +102,8 @@ fn refused(error: &watcher::Error) -> bool {
 }
 
 /// Start one watcher task per scope; they end when the receiver is dropped. `prepare`
-/// turns each upserted or listed object (its compact JSON text, see `raw`) into what is
-/// sent; objects it returns `None` for are left out.
+/// turns each upserted or listed object (its compact JSON text, see `raw`, and the
+/// [`Head`] gathered from it) into what is sent; objects it returns `None` for are left out.
 ///
 /// After any failure a scope lists again from scratch (rather than resuming the watch at
 /// its last resourceVersion, as kube-runtime would): what happened while it was not
@@ -102,7 +113,7 @@ pub fn spawn<T: Send + 'static>(
     client: &kube::Client,
     scopes: &[WatchScope],
     tx: &mpsc::Sender<Seen<T>>,
-    prepare: fn(String) -> Option<T>,
+    prepare: fn(String, Head) -> Option<T>,
 ) -> Vec<JoinHandle<()>> {
     scopes
         .iter()
@@ -151,7 +162,7 @@ async fn watch_once<T>(
     mut stream: futures::stream::BoxStream<'static, Result<Event<RawObject>, watcher::Error>>,
     index: usize,
     ar: &ApiResource,
-    prepare: fn(String) -> Option<T>,
+    prepare: fn(String, Head) -> Option<T>,
     tx: &mpsc::Sender<Seen<T>>,
 ) -> Ended {
     let mut buffer = Vec::new();
@@ -159,7 +170,7 @@ async fn watch_once<T>(
     while let Some(item) = stream.next().await {
         let mut failed = false;
         let seen = match item {
-            Ok(Event::Apply(o)) => match prepare(o.into_text(ar)) {
+            Ok(Event::Apply(o)) => match prepare_raw(prepare, o, ar) {
                 Some(t) => Seen::Upsert(t),
                 None => continue,
             },
@@ -169,7 +180,7 @@ async fn watch_once<T>(
                 continue;
             }
             Ok(Event::InitApply(o)) => {
-                buffer.extend(prepare(o.into_text(ar)));
+                buffer.extend(prepare_raw(prepare, o, ar));
                 continue;
             }
             Ok(Event::InitDone) => {

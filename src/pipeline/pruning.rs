@@ -440,7 +440,7 @@ impl Deleting {
             })
             .collect();
         let (tx, mut rx) = mpsc::channel(256);
-        let handles = watch::spawn(&conn.client, &scopes, &tx, |text| {
+        let handles = watch::spawn(&conn.client, &scopes, &tx, |text, _| {
             serde_json::from_str(&text).ok()
         });
         drop(tx);

@@ -10,6 +10,7 @@ pub mod assessment;
 pub mod custom;
 pub mod error;
 pub mod exists;
+pub mod head;
 pub mod health;
 pub mod images;
 pub mod kinds;

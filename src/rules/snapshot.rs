@@ -13,6 +13,7 @@ use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::head::Head;
 use super::object_key::{KeyMap, KeySet};
 pub use super::object_key::{ObjectKey, group_of};
 
@@ -79,8 +80,14 @@ impl Prepared {
     pub fn from_text(text: String) -> Result<Self, RulesError> {
         let head: Head =
             serde_json::from_str(&text).map_err(|_| RulesError::ObjectWithoutIdentity)?;
+        Self::from_parts(text, &head)
+    }
+
+    /// An object from its compact text and the [`Head`] the watcher gathered while it
+    /// copied the text (`cluster::raw`): nothing is read twice.
+    pub fn from_parts(text: String, head: &Head) -> Result<Self, RulesError> {
         let key = head.key().ok_or(RulesError::ObjectWithoutIdentity)?;
-        let links = Box::new(Links::from_head(&key, &head));
+        let links = Box::new(Links::from_head(&key, head));
         Ok(Prepared {
             key,
             stored: Stored {
@@ -88,129 +95,6 @@ impl Prepared {
                 links,
             },
         })
-    }
-}
-
-/// The few fields of an object its key and [`Links`] are made of, read leniently: a field
-/// of an unexpected type (a custom resource's `spec: "x"`) reads as absent, never as an
-/// error, as `field` on a `Value` would.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct Head {
-    #[serde(rename = "apiVersion")]
-    api_version: Option<Value>,
-    kind: Option<Value>,
-    metadata: Lenient<HeadMeta>,
-    #[serde(rename = "involvedObject")]
-    involved_object: Option<Value>,
-    spec: Lenient<HeadSpec>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct HeadMeta {
-    name: Option<Value>,
-    namespace: Option<Value>,
-    uid: Option<Value>,
-    #[serde(rename = "ownerReferences")]
-    owner_references: Option<Value>,
-    labels: Option<Value>,
-    #[serde(rename = "deletionTimestamp")]
-    deletion_timestamp: Option<Value>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct HeadSpec {
-    replicas: Option<Value>,
-    template: Lenient<HeadTemplate>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct HeadTemplate {
-    metadata: Lenient<HeadTemplateMeta>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct HeadTemplateMeta {
-    labels: Option<Value>,
-}
-
-/// `T` when the value is an object, else absent (skipped unparsed).
-#[derive(Debug, Default)]
-struct Lenient<T>(Option<T>);
-
-impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Any<T>(std::marker::PhantomData<T>);
-        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Any<T> {
-            type Value = Lenient<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> Result<Self::Value, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(|t| Lenient(Some(t)))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Lenient(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-        }
-        d.deserialize_any(Any(std::marker::PhantomData))
-    }
-}
-
-impl Head {
-    fn meta(&self) -> Option<&HeadMeta> {
-        self.metadata.0.as_ref()
-    }
-
-    fn key(&self) -> Option<ObjectKey> {
-        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
-        let meta = self.meta()?;
-        let (api_version, kind, name) = (
-            text(&self.api_version)?,
-            text(&self.kind)?,
-            text(&meta.name)?,
-        );
-        Some(ObjectKey::new(
-            &api_version,
-            &kind,
-            text(&meta.namespace).as_deref(),
-            &name,
-        ))
-    }
-
-    fn template_labels(&self) -> Option<&Value> {
-        let template = self.spec.0.as_ref()?.template.0.as_ref()?;
-        template.metadata.0.as_ref()?.labels.as_ref()
     }
 }
 

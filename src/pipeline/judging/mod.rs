@@ -51,8 +51,8 @@ pub async fn judge(
     let target_list: Vec<Target> = targets.iter().map(|p| p.target.clone()).collect();
     let scopes = scopes::resolve(served, &target_list, config.selector_string().as_deref());
     let (tx, mut rx) = mpsc::channel(1024);
-    let handles = watch::spawn(&conn.client, &scopes, &tx, |text| {
-        Prepared::from_text(text).ok()
+    let handles = watch::spawn(&conn.client, &scopes, &tx, |text, head| {
+        Prepared::from_parts(text, &head).ok()
     });
     drop(tx);
     let judging = Judging {

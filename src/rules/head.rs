@@ -1,0 +1,129 @@
+//! The few fields of an object the snapshot files it by (its key, owners, template labels,
+//! an Event's object): read from its text by serde, or gathered by the watchers while they
+//! copy the object (`cluster::raw`), so that it is read once.
+
+use crate::rules::object_key::ObjectKey;
+use serde_json::Value;
+
+/// The few fields of an object its key and the snapshot's index links are made of, read leniently: a field
+/// of an unexpected type (a custom resource's `spec: "x"`) reads as absent, never as an
+/// error, as `field` on a `Value` would.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct Head {
+    #[serde(rename = "apiVersion")]
+    pub(crate) api_version: Option<Value>,
+    pub(crate) kind: Option<Value>,
+    pub(crate) metadata: Lenient<HeadMeta>,
+    #[serde(rename = "involvedObject")]
+    pub(crate) involved_object: Option<Value>,
+    pub(crate) spec: Lenient<HeadSpec>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct HeadMeta {
+    pub(crate) name: Option<Value>,
+    pub(crate) namespace: Option<Value>,
+    pub(crate) uid: Option<Value>,
+    #[serde(rename = "ownerReferences")]
+    pub(crate) owner_references: Option<Value>,
+    pub(crate) labels: Option<Value>,
+    #[serde(rename = "deletionTimestamp")]
+    pub(crate) deletion_timestamp: Option<Value>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct HeadSpec {
+    pub(crate) replicas: Option<Value>,
+    pub(crate) template: Lenient<HeadTemplate>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct HeadTemplate {
+    pub(crate) metadata: Lenient<HeadTemplateMeta>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct HeadTemplateMeta {
+    pub(crate) labels: Option<Value>,
+}
+
+/// `T` when the value is an object, else absent (skipped unparsed).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lenient<T>(pub(crate) Option<T>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Any<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Any<T> {
+            type Value = Lenient<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|t| Lenient(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+        }
+        d.deserialize_any(Any(std::marker::PhantomData))
+    }
+}
+
+impl Head {
+    pub(crate) fn meta(&self) -> Option<&HeadMeta> {
+        self.metadata.0.as_ref()
+    }
+
+    pub(crate) fn key(&self) -> Option<ObjectKey> {
+        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
+        let meta = self.meta()?;
+        let (api_version, kind, name) = (
+            text(&self.api_version)?,
+            text(&self.kind)?,
+            text(&meta.name)?,
+        );
+        Some(ObjectKey::new(
+            &api_version,
+            &kind,
+            text(&meta.namespace).as_deref(),
+            &name,
+        ))
+    }
+
+    pub(crate) fn template_labels(&self) -> Option<&Value> {
+        let template = self.spec.0.as_ref()?.template.0.as_ref()?;
+        template.metadata.0.as_ref()?.labels.as_ref()
+    }
+}
