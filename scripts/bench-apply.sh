@@ -58,14 +58,8 @@ tools=(deploy-action kubectl)
 [ -z "$baseline" ] || tools=(baseline deploy-action kubectl)
 
 work="$(mktemp -d)"
-sim=""
-stop_sim() {
-  if [ -n "$sim" ]; then
-    kill "$sim" 2>/dev/null || true
-    wait "$sim" 2>/dev/null || true
-    sim=""
-  fi
-}
+# shellcheck source=scripts/bench-common.sh
+. scripts/bench-common.sh
 trap 'stop_sim; rm -rf "$work"' EXIT
 rows="$work/rows.tsv"
 : >"$rows"
@@ -78,12 +72,6 @@ EOF
 # configmap NAME NS, deployment NAME NS, service NAME NS: one object each.
 configmap() {
   printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s, labels: {app: bench}}\ndata: {mode: fast, level: "3", greeting: hello from %s}\n' "$1" "$2" "$1"
-}
-deployment() {
-  printf -- '---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: %s, namespace: %s}\nspec:\n  replicas: 0\n  selector: {matchLabels: {app: %s}}\n  template:\n    metadata: {labels: {app: %s}}\n    spec: {containers: [{name: app, image: "registry.local/bench/app:1", ports: [{containerPort: 8080}]}]}\n' "$1" "$2" "$1" "$1"
-}
-service() {
-  printf -- '---\napiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec:\n  selector: {app: %s}\n  ports: [{port: 80, targetPort: 8080}]\n' "$1" "$2" "$1"
 }
 
 # manifests VARIANT DIR: SIZE objects, 100 to a file.
@@ -98,8 +86,7 @@ manifests() {
         printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata: {name: bench}\n'
         local apps=$((size / 4))
         for ((i = 0; i < apps; i++)); do
-          deployment "$(printf 'app-%05d' "$i")" bench
-          service "$(printf 'app-%05d' "$i")" bench
+          bench_app "$(printf 'app-%05d' "$i")" bench 0 registry.local/bench/app:1
         done
         for ((i = 2 * apps + 1; i < size; i++)); do configmap "$(printf 'cm-%05d' "$i")" bench; done ;;
       *) echo "unknown variant: $variant" >&2; exit 2 ;;
@@ -109,16 +96,8 @@ manifests() {
 
 # one_run TOOL VARIANT RUN: start kube-sim, run the tool, append a row to $rows.
 one_run() {
-  local tool="$1" variant="$2" run="$3" dir="$work/m-$2" kc="$work/kubeconfig"
-  rm -f "$kc"
-  "$sim_bin" serve --scenario "$work/scenario.yaml" --kubeconfig "$kc" \
-    >"$work/sim.log" 2>&1 &
-  sim=$!
-  local i
-  for i in $(seq 100); do [ -s "$kc" ] && break; sleep 0.05; done
-  [ -s "$kc" ] || { echo "kube-sim did not start: $(cat "$work/sim.log")" >&2; exit 1; }
-  local server code=0
-  server="$(sed -n 's/^ *server: *//p' "$kc" | head -1)"
+  local tool="$1" variant="$2" run="$3" dir="$work/m-$2" code=0
+  start_sim "$sim_bin" "$work/scenario.yaml"
   case "$tool" in
     deploy-action | baseline)
       local exe="$bin/deploy-action"

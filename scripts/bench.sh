@@ -69,14 +69,8 @@ bin="$(pwd)/${CARGO_TARGET_DIR:-target}/release"
 case "${CARGO_TARGET_DIR:-}" in /*) bin="$CARGO_TARGET_DIR/release" ;; esac
 
 work="$(mktemp -d)"
-sim=""
-stop_sim() {
-  if [ -n "$sim" ]; then
-    kill "$sim" 2>/dev/null || true
-    wait "$sim" 2>/dev/null || true
-    sim=""
-  fi
-}
+# shellcheck source=scripts/bench-common.sh
+. scripts/bench-common.sh
 trap 'stop_sim; rm -rf "$work"' EXIT
 rows="${raw:-$work/rows.tsv}"
 : >"$rows"
@@ -113,24 +107,7 @@ manifests() {
     elif [ "$variant" = stuck ]; then
       image="registry.local/bench/stuck:1"
     fi
-    cat >"$dir/$name.yaml" <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $name, namespace: default}
-spec:
-  replicas: $replicas
-  selector: {matchLabels: {app: $name}}
-  template:
-    metadata: {labels: {app: $name}}
-    spec: {containers: [{name: app, image: "$image", ports: [{containerPort: 8080}]}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: $name, namespace: default}
-spec:
-  selector: {app: $name}
-  ports: [{port: 80, targetPort: 8080}]
-EOF
+    bench_app "$name" default "$replicas" "$image" >"$dir/$name.yaml"
   done
 }
 
@@ -193,18 +170,11 @@ run_tool() {
 # one_run TOOL SIZE VARIANT RUN: start kube-sim, run the tool, append a row to $rows.
 one_run() {
   local tool="$1" size="$2" variant="$3" run="$4"
-  local dir="$work/m-$tool-$size-$variant-$run" kc="$work/kubeconfig"
-  rm -rf "$dir" "$kc"
+  local dir="$work/m-$tool-$size-$variant-$run"
+  rm -rf "$dir"
   manifests "$size" "$variant" "$dir"
   scenario "$size" "$work/scenario.yaml"
-  "$bin/kube-sim" serve --scenario "$work/scenario.yaml" --kubeconfig "$kc" \
-    >"$work/sim.log" 2>&1 &
-  sim=$!
-  local i
-  for i in $(seq 100); do [ -s "$kc" ] && break; sleep 0.05; done
-  [ -s "$kc" ] || { echo "kube-sim did not start: $(cat "$work/sim.log")" >&2; exit 1; }
-  local server
-  server="$(sed -n 's/^ *server: *//p' "$kc" | head -1)"
+  start_sim "$bin/kube-sim" "$work/scenario.yaml"
   local start end code=0
   start="$(now_ms)"
   /usr/bin/time -f '%e %U %S %M' -o "$work/time" \

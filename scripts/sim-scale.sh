@@ -44,14 +44,8 @@ if [ -z "$bin" ]; then
 fi
 
 work="$(mktemp -d)"
-sim=""
-stop_sim() {
-  if [ -n "$sim" ]; then
-    kill "$sim" 2>/dev/null || true
-    wait "$sim" 2>/dev/null || true
-    sim=""
-  fi
-}
+# shellcheck source=scripts/bench-common.sh
+. scripts/bench-common.sh
 trap 'stop_sim; rm -rf "$work"' EXIT
 now_ms() { date +%s%3N; }
 
@@ -62,30 +56,13 @@ images:
   default: {pull: 10ms}
 EOF
 
-# deployments SIZE DIR: as scripts/bench.sh's healthy manifests.
+# deployments SIZE DIR: scripts/bench.sh's healthy manifests.
 deployments() {
   local size="$1" dir="$2" i name
   mkdir -p "$dir"
   for ((i = 0; i < size; i++)); do
     name="$(printf 'app-%04d' "$i")"
-    cat >"$dir/$name.yaml" <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $name, namespace: default}
-spec:
-  replicas: $replicas
-  selector: {matchLabels: {app: $name}}
-  template:
-    metadata: {labels: {app: $name}}
-    spec: {containers: [{name: app, image: "registry.local/bench/app:1", ports: [{containerPort: 8080}]}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: $name, namespace: default}
-spec:
-  selector: {app: $name}
-  ports: [{port: 80, targetPort: 8080}]
-EOF
+    bench_app "$name" default "$replicas" registry.local/bench/app:1 >"$dir/$name.yaml"
   done
 }
 
@@ -103,16 +80,10 @@ EOF
   done
 }
 
-start_sim() {
-  local kc="$work/kubeconfig"
-  rm -f "$kc"
-  "$bin" serve --scenario "$work/scenario.yaml" --kubeconfig "$kc" >"$work/sim.log" 2>&1 &
-  sim=$!
-  local i
-  for i in $(seq 200); do [ -s "$kc" ] && break; sleep 0.05; done
-  [ -s "$kc" ] || { echo "kube-sim did not start: $(cat "$work/sim.log")" >&2; exit 1; }
+# sim_up: kube-sim of this scale check, with kubectl pointed at it.
+sim_up() {
+  start_sim "$bin" "$work/scenario.yaml"
   export KUBECONFIG="$kc"
-  server="$(sed -n 's/^ *server: *//p' "$kc" | head -1)"
 }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$sim/stat"; }
@@ -126,7 +97,7 @@ for size in "${size_list[@]}"; do
   dir="$work/deploy-$size"
   deployments "$size" "$dir"
   for ((r = 1; r <= runs; r++)); do
-    start_sim
+    sim_up
     start="$(now_ms)"
     kubectl apply --server-side -f "$dir" >/dev/null
     applied="$(now_ms)"
@@ -151,7 +122,7 @@ if [ "$configmaps" -gt 0 ]; then
   dir="$work/cm"
   configmaps "$configmaps" "$dir"
   for ((r = 1; r <= runs; r++)); do
-    start_sim
+    sim_up
     for mode in dry-run apply reapply; do
       flags=(--server-side)
       [ "$mode" = dry-run ] && flags+=(--dry-run=server)
