@@ -46,21 +46,8 @@ fn retryable(e: &kube::Error) -> bool {
     }
 }
 
-/// Apply `object` (server-side, forcing ownership as a CI deployer must), or only check it
-/// with `dryRun=All`.
-pub async fn apply(
-    client: &kube::Client,
-    ar: &ApiResource,
-    namespace: Option<&str>,
-    object: &Value,
-    dry_run: bool,
-) -> Result<Value, Rejection> {
-    let mut params = PatchParams::apply(FIELD_MANAGER).force();
-    params.dry_run = dry_run;
-    apply_with(client, ar, namespace, object, params).await
-}
-
-/// Server-side apply with the given field manager and force, retried as [`apply`] is.
+/// Server-side apply with the given field manager and force, retried on the answers that
+/// mean "try again".
 pub async fn apply_with(
     client: &kube::Client,
     ar: &ApiResource,

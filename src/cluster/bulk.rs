@@ -1,6 +1,6 @@
 //! Server-side apply for the bulk of a deploy: the request built once from the manifest's
 //! bytes, the answer kept as text and read only for what the caller needs (nothing after a
-//! dry run; the time of our apply after a real one), with [`apply::apply`]'s retries and
+//! dry run; the time of our apply after a real one), with [`apply::apply_with`]'s retries and
 //! request timeout. `Api::patch` would parse every answer into a `DynamicObject` and turn
 //! it into a `Value` again, for thousands of answers mostly thrown away.
 
@@ -10,7 +10,7 @@ use kube::discovery::ApiResource;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// Server-side apply `object` (forcing ownership, as [`apply::apply`] does), or only check
+/// Server-side apply `object` (forcing ownership, as a CI deployer must), or only check
 /// it with `dryRun=All`; the server's answer as it came.
 pub async fn apply_text(
     client: &kube::Client,
@@ -46,7 +46,7 @@ fn copy(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     again
 }
 
-/// An answer as [`apply::apply`] returns it: the object as JSON, stamped with the
+/// An answer as [`apply::apply_with`] returns it: the object as JSON, stamped with the
 /// apiVersion and kind a server may leave out.
 pub fn object(text: &str, ar: &ApiResource) -> Result<Value, Rejection> {
     let obj: DynamicObject = serde_json::from_str(text).map_err(|e| Rejection {

@@ -216,6 +216,14 @@ impl At {
         }
     }
 
+    /// Whether the [`Head`] reads anything inside the map here.
+    fn gathers(self) -> bool {
+        matches!(
+            self,
+            At::Metadata | At::Spec | At::Template | At::TemplateMeta
+        )
+    }
+
     fn drops(self, key: &str) -> bool {
         match self {
             At::Top => key == "apiVersion" || key == "kind",
@@ -372,22 +380,10 @@ impl<'de> Visitor<'de> for Copy<'_> {
                     self.out.push_str(&value.to_string());
                     found.capture(self.at, &key, value);
                 }
-                Some(found)
-                    if matches!(
-                        at,
-                        At::Metadata | At::Spec | At::Template | At::TemplateMeta
-                    ) =>
-                {
-                    map.next_value_seed(Copy {
-                        out: self.out,
-                        at,
-                        found: Some(found),
-                    })?;
-                }
-                _ => map.next_value_seed(Copy {
+                found => map.next_value_seed(Copy {
                     out: self.out,
                     at,
-                    found: None,
+                    found: found.filter(|_| at.gathers()),
                 })?,
             }
         }

@@ -116,10 +116,22 @@ impl PartialOrd for ObjectKey {
 
 impl Ord for ObjectKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        if Arc::ptr_eq(&self.0, &other.0) {
-            return std::cmp::Ordering::Equal;
+        use std::cmp::Ordering::Equal;
+        // Interned parts are the same allocation when equal: no bytes compared for them.
+        let interned = |a: &Arc<str>, b: &Arc<str>| {
+            if Arc::ptr_eq(a, b) { Equal } else { a.cmp(b) }
+        };
+        let (a, b) = (&self.0, &other.0);
+        if Arc::ptr_eq(a, b) {
+            return Equal;
         }
-        self.0.parts().cmp(&other.0.parts())
+        interned(&a.group, &b.group)
+            .then_with(|| interned(&a.kind, &b.kind))
+            .then_with(|| match (&a.namespace, &b.namespace) {
+                (Some(x), Some(y)) => interned(x, y),
+                (x, y) => x.is_some().cmp(&y.is_some()),
+            })
+            .then_with(|| a.name.cmp(&b.name))
     }
 }
 

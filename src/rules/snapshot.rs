@@ -209,8 +209,8 @@ pub const EVENTS_PER_OBJECT: usize = 50;
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     objects: KeyMap<Stored>,
-    /// (group, kind) -> its objects' keys, in order: for lists of a kind.
-    kinds: HashMap<(String, String), BTreeSet<ObjectKey>>,
+    /// Every object's key, in key order: a kind's objects (in a namespace) are one range.
+    ordered: BTreeSet<ObjectKey>,
     /// owner uid -> owned objects of the kinds in `OWNED_KINDS`.
     children: HashMap<String, BTreeSet<ObjectKey>>,
     /// involvedObject uid -> core/v1 Events about it.
@@ -332,13 +332,12 @@ impl Snapshot {
         if let Some(uid) = &links.uid {
             self.uids.insert(uid.clone(), key.clone());
         }
-        let kind = (key.group().to_owned(), key.kind().to_owned());
         if self
             .objects
             .insert(key.clone(), Stored { text, links })
             .is_none()
         {
-            self.kinds.entry(kind).or_default().insert(key.clone());
+            self.ordered.insert(key.clone());
         }
         // Owners or the involved object may differ from the old version's.
         self.touch(&key, read_by_services);
@@ -369,10 +368,7 @@ impl Snapshot {
     /// Drops an object and its index entries; whether it was there.
     fn forget(&mut self, key: &ObjectKey) -> bool {
         self.unindex(key);
-        let kind = (key.group().to_owned(), key.kind().to_owned());
-        if let Some(keys) = self.kinds.get_mut(&kind) {
-            keys.remove(key);
-        }
+        self.ordered.remove(key);
         self.objects.remove(key).is_some()
     }
 
@@ -486,13 +482,15 @@ impl Snapshot {
         kind: &'a str,
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = T> + 'a {
-        // Keys sort by namespace (`None` first), then name: one range, no scan.
+        // Keys sort by group, kind, namespace (`None` first), name: one range, no scan.
         let start = ObjectKey::in_group(group, kind, namespace, "");
-        self.kinds
-            .get(&(group.to_owned(), kind.to_owned()))
-            .into_iter()
-            .flat_map(move |keys| keys.range(start.clone()..))
-            .take_while(move |k| namespace.is_none_or(|ns| k.namespace() == Some(ns)))
+        self.ordered
+            .range(start..)
+            .take_while(move |k| {
+                k.group() == group
+                    && k.kind() == kind
+                    && namespace.is_none_or(|ns| k.namespace() == Some(ns))
+            })
             .filter_map(|k| self.objects.get(k))
             .filter_map(Self::read)
     }
