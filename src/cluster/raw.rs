@@ -6,12 +6,14 @@
 //! page of 500 listed pods held it ten times over.
 
 use crate::rules::head::{Head, HeadMeta, HeadSpec, HeadTemplate, HeadTemplateMeta, Lenient};
+use crate::rules::kept::{CONTAINER_LISTS, Keep, Kept, Place, Whole};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{ApiResource, DynamicResourceScope, Resource};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
+use std::marker::PhantomData;
 
 /// The annotation `kubectl apply` (client-side) keeps the whole applied manifest in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -19,12 +21,14 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// One object as the API server sent it (less what is dropped), as compact JSON text
 /// without `apiVersion` and `kind` (list items may come without them; see
 /// [`RawObject::into_text`]), with the metadata the watcher itself reads and the
-/// [`Head`] the snapshot files it by, gathered on the way.
+/// [`Head`] the snapshot files it by, gathered on the way. `K` says which fields are kept
+/// (see `kept`): for Pods and Events, only those a rule or the report reads.
 #[derive(Debug, Clone, Default)]
-pub struct RawObject {
+pub struct RawObject<K: Kept = Whole> {
     found: Found,
     /// The object's members after `apiVersion` and `kind`: `"metadata":{..},...}`, or `}`.
     rest: String,
+    keep: PhantomData<K>,
 }
 
 /// What is gathered while an object is copied.
@@ -52,7 +56,7 @@ impl Found {
             ),
             At::Spec => key == "replicas",
             At::TemplateMeta => key == "labels",
-            At::Annotations | At::Template | At::Elsewhere => false,
+            _ => false,
         }
     }
 
@@ -72,7 +76,7 @@ impl Found {
                     template.metadata = Lenient(Some(HeadTemplateMeta::default()));
                 }
             }
-            At::Top | At::Annotations | At::Elsewhere => {}
+            _ => {}
         }
     }
 
@@ -113,12 +117,12 @@ impl Found {
                     meta.labels = value;
                 }
             }
-            At::Annotations | At::Template | At::Elsewhere => {}
+            _ => {}
         }
     }
 }
 
-impl RawObject {
+impl<K: Kept> RawObject<K> {
     /// The object as JSON text, stamped with the apiVersion and kind it was watched as,
     /// and the [`Head`] gathered from it.
     pub fn into_parts(mut self, resource: &ApiResource) -> (String, Head) {
@@ -143,7 +147,7 @@ impl RawObject {
     }
 }
 
-impl Resource for RawObject {
+impl<K: Kept> Resource for RawObject<K> {
     type DynamicType = ApiResource;
     type Scope = DynamicResourceScope;
 
@@ -176,12 +180,13 @@ impl Resource for RawObject {
     }
 }
 
-impl<'de> serde::Deserialize<'de> for RawObject {
+impl<'de, K: Kept> serde::Deserialize<'de> for RawObject<K> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut raw = RawObject::default();
+        let mut raw = RawObject::<K>::default();
         d.deserialize_map(Copy {
             out: &mut raw.rest,
             at: At::Top,
+            keep: K::KEEP,
             found: Some(&mut raw.found),
         })?;
         Ok(raw)
@@ -201,6 +206,11 @@ enum At {
     Spec,
     Template,
     TemplateMeta,
+    /// `status`, and `spec.containers` (or `initContainers`, `ephemeralContainers`) and
+    /// one of its items: where a Pod's unread fields are (see `kept`).
+    Status,
+    Containers,
+    Container,
     Elsewhere,
 }
 
@@ -212,6 +222,16 @@ impl At {
             (At::Top, "spec") => At::Spec,
             (At::Spec, "template") => At::Template,
             (At::Template, "metadata") => At::TemplateMeta,
+            (At::Top, "status") => At::Status,
+            (At::Spec, list) if CONTAINER_LISTS.contains(&list) => At::Containers,
+            _ => At::Elsewhere,
+        }
+    }
+
+    /// Where an item of the list here sits.
+    fn item(self) -> At {
+        match self {
+            At::Containers => At::Container,
             _ => At::Elsewhere,
         }
     }
@@ -224,12 +244,26 @@ impl At {
         )
     }
 
-    fn drops(self, key: &str) -> bool {
-        match self {
+    /// Whether `key` in the map here is left out of the copy of an object kept as `keep`.
+    fn drops(self, key: &str, keep: Keep) -> bool {
+        let always = match self {
             At::Top => key == "apiVersion" || key == "kind",
             At::Metadata => key == "managedFields",
             At::Annotations => key == LAST_APPLIED,
-            At::Spec | At::Template | At::TemplateMeta | At::Elsewhere => false,
+            _ => false,
+        };
+        always || self.place().is_some_and(|place| keep.drops(place, key))
+    }
+
+    /// Where the kept fields of a kind ([`Keep`]) are told apart.
+    fn place(self) -> Option<Place> {
+        match self {
+            At::Top => Some(Place::Top),
+            At::Metadata => Some(Place::Metadata),
+            At::Spec => Some(Place::Spec),
+            At::Container => Some(Place::Container),
+            At::Status => Some(Place::Status),
+            _ => None,
         }
     }
 }
@@ -240,6 +274,7 @@ impl At {
 struct Copy<'a> {
     out: &'a mut String,
     at: At,
+    keep: Keep,
     found: Option<&'a mut Found>,
 }
 
@@ -248,6 +283,7 @@ impl Copy<'_> {
         Copy {
             out: self.out,
             at,
+            keep: self.keep,
             found: None,
         }
     }
@@ -344,7 +380,10 @@ impl<'de> Visitor<'de> for Copy<'_> {
             if !first {
                 self.out.push(',');
             }
-            if seq.next_element_seed(self.nested(At::Elsewhere))?.is_none() {
+            if seq
+                .next_element_seed(self.nested(self.at.item()))?
+                .is_none()
+            {
                 self.out.truncate(mark);
                 break;
             }
@@ -363,8 +402,17 @@ impl<'de> Visitor<'de> for Copy<'_> {
         }
         let mut first = true;
         while let Some(key) = map.next_key_seed(Key)? {
-            if self.at.drops(&key) {
-                map.next_value::<IgnoredAny>()?;
+            if self.at.drops(&key, self.keep) {
+                match self.found.as_deref_mut() {
+                    // The watcher resumes from it even when the copy leaves it out.
+                    Some(found) if self.at == At::Metadata && key == "resourceVersion" => {
+                        let version: Value = map.next_value()?;
+                        found.meta.resource_version = version.as_str().map(str::to_owned);
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
                 continue;
             }
             if !first {
@@ -383,6 +431,7 @@ impl<'de> Visitor<'de> for Copy<'_> {
                 found => map.next_value_seed(Copy {
                     out: self.out,
                     at,
+                    keep: self.keep,
                     found: found.filter(|_| at.gathers()),
                 })?,
             }
@@ -426,6 +475,7 @@ impl<'de> Visitor<'de> for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::kept::{EventFields, PodFields};
     use serde_json::{Value, json};
 
     fn pod_resource() -> ApiResource {
@@ -547,6 +597,183 @@ mod tests {
             let (text, gathered) = raw.into_parts(&pod_resource());
             let read: Head = serde_json::from_str(&text).unwrap();
             assert_eq!(format!("{gathered:?}"), format!("{read:?}"), "{object}");
+        }
+    }
+
+    /// A pod as a real cluster sends it: service-account volume, env, probes, resources.
+    fn busy_pod() -> Value {
+        json!({"metadata": {"name": "web-1", "namespace": "shop", "uid": "p1",
+                "resourceVersion": "77", "labels": {"app": "web"},
+                "annotations": {"sidecar.istio.io/status": "{\"initContainers\":[\"istio-init\"]}"},
+                "managedFields": [{"manager": "kubelet"}]},
+            "spec": {
+                "volumes": [{"name": "kube-api-access", "projected": {"sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}}],
+                "initContainers": [{"name": "istio-init", "image": "proxyv2:1.22",
+                    "args": ["istio-iptables", "-p", "15001"], "restartPolicy": "Always",
+                    "securityContext": {"privileged": true}}],
+                "containers": [{"name": "web", "image": "web:1", "imagePullPolicy": "Always",
+                    "ports": [{"name": "http", "containerPort": 8080}],
+                    "env": [{"name": "PASSWORD", "value": "hunter2"}],
+                    "resources": {"limits": {"memory": "128Mi"}},
+                    "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}},
+                    "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run"}],
+                    "terminationMessagePath": "/dev/termination-log"}],
+                "imagePullSecrets": [{"name": "registry"}], "nodeName": "node-1",
+                "restartPolicy": "Always", "readinessGates": [{"conditionType": "x/ready"}],
+                "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}],
+                "dnsPolicy": "ClusterFirst", "serviceAccountName": "web", "priority": 0},
+            "status": {"phase": "Running", "hostIP": "10.0.0.7", "podIPs": [{"ip": "10.1.0.9"}],
+                "qosClass": "Burstable",
+                "conditions": [{"type": "Ready", "status": "False", "reason": "ContainersNotReady"}],
+                "containerStatuses": [{"name": "web", "image": "web:1", "ready": false,
+                    "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}})
+    }
+
+    fn busy_event() -> Value {
+        json!({"metadata": {"name": "web-1.17f", "namespace": "shop", "uid": "e1",
+                "resourceVersion": "78", "creationTimestamp": "2026-12-05T10:00:00Z",
+                "managedFields": [{"manager": "kubelet"}]},
+            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "web-1",
+                "namespace": "shop", "uid": "p1", "fieldPath": "spec.containers{web}"},
+            "reason": "Failed", "message": "Failed to pull image \"web:1\": not found",
+            "type": "Warning", "count": 3, "eventTime": null,
+            "firstTimestamp": "2026-12-05T10:00:00Z", "lastTimestamp": "2026-12-05T10:01:00Z",
+            "source": {"component": "kubelet", "host": "node-1"},
+            "reportingComponent": "kubelet", "reportingInstance": "node-1", "action": "Pulling"})
+    }
+
+    fn resource(kind: &str, plural: &str) -> ApiResource {
+        ApiResource {
+            kind: kind.into(),
+            plural: plural.into(),
+            ..pod_resource()
+        }
+    }
+
+    /// What a watcher keeping `K` makes of `object`, read back, and its watch metadata.
+    fn kept<K: Kept>(object: &Value, kind: &str, plural: &str) -> (Value, ObjectMeta) {
+        let raw: RawObject<K> = serde_json::from_str(&object.to_string()).unwrap();
+        let meta = raw.meta().clone();
+        let (text, gathered) = raw.into_parts(&resource(kind, plural));
+        let read: Head = serde_json::from_str(&text).unwrap();
+        assert_eq!(format!("{gathered:?}"), format!("{read:?}"), "{text}");
+        (serde_json::from_str(&text).unwrap(), meta)
+    }
+
+    #[test]
+    fn a_watched_pod_keeps_what_the_rules_read_and_nothing_it_does_not() {
+        let (pod, meta) = kept::<PodFields>(&busy_pod(), "Pod", "pods");
+        assert_eq!(meta.resource_version.as_deref(), Some("77"));
+        assert_eq!(
+            pod["metadata"]["annotations"],
+            busy_pod()["metadata"]["annotations"]
+        );
+        assert_eq!(
+            pod["status"]["conditions"],
+            busy_pod()["status"]["conditions"]
+        );
+        assert_eq!(
+            pod["status"]["containerStatuses"],
+            busy_pod()["status"]["containerStatuses"]
+        );
+        assert_eq!(
+            pod["spec"]["containers"],
+            json!([{"name": "web", "image": "web:1", "imagePullPolicy": "Always",
+                "ports": [{"name": "http", "containerPort": 8080}]}])
+        );
+        assert_eq!(
+            pod["spec"]["initContainers"],
+            json!([{"name": "istio-init", "image": "proxyv2:1.22", "restartPolicy": "Always"}])
+        );
+        for kept in [
+            "imagePullSecrets",
+            "nodeName",
+            "restartPolicy",
+            "readinessGates",
+        ] {
+            assert_eq!(pod["spec"][kept], busy_pod()["spec"][kept], "{kept}");
+        }
+        for gone in [
+            "volumes",
+            "tolerations",
+            "dnsPolicy",
+            "serviceAccountName",
+            "priority",
+        ] {
+            assert!(pod["spec"].get(gone).is_none(), "{gone}");
+        }
+        assert!(!pod.to_string().contains("hunter2"), "env is dropped");
+        assert_eq!(
+            pod["status"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["phase", "conditions", "containerStatuses"]
+        );
+        // The same pod kept whole (another kind's watcher) loses only managedFields.
+        let (whole, _) = kept::<Whole>(&busy_pod(), "Pod", "pods");
+        assert_eq!(whole["spec"], busy_pod()["spec"]);
+    }
+
+    #[test]
+    fn a_watched_event_keeps_what_it_tells_and_its_name() {
+        let (event, meta) = kept::<EventFields>(&busy_event(), "Event", "events");
+        assert_eq!(
+            meta.resource_version.as_deref(),
+            Some("78"),
+            "the watch resumes from it"
+        );
+        assert_eq!(meta.name.as_deref(), Some("web-1.17f"));
+        let mut want = busy_event();
+        let top = want.as_object_mut().unwrap();
+        for gone in [
+            "source",
+            "reportingComponent",
+            "reportingInstance",
+            "action",
+        ] {
+            top.remove(gone);
+        }
+        top["metadata"] = json!({"name": "web-1.17f", "namespace": "shop"});
+        top.insert("apiVersion".into(), json!("v1"));
+        top.insert("kind".into(), json!("Event"));
+        assert_eq!(event, want);
+        let typed: k8s_openapi::api::core::v1::Event = serde_json::from_value(event).unwrap();
+        assert_eq!(typed.count, Some(3));
+    }
+
+    #[test]
+    fn the_watchers_and_a_trimmed_value_keep_the_same_fields() {
+        for (object, kind, plural) in [
+            (busy_pod(), "Pod", "pods"),
+            (busy_event(), "Event", "events"),
+            (
+                json!({"metadata": {"name": "x"}, "spec": "odd", "status": [1]}),
+                "Pod",
+                "pods",
+            ),
+            (
+                json!({"metadata": {"name": "x"}, "spec": {"containers": {"a": 1}}}),
+                "Pod",
+                "pods",
+            ),
+        ] {
+            let watched = match Keep::of_kind("", kind) {
+                Keep::Pod => kept::<PodFields>(&object, kind, plural).0,
+                Keep::Event => kept::<EventFields>(&object, kind, plural).0,
+                Keep::Whole => unreachable!("only Pods and Events are trimmed"),
+            };
+            let mut trimmed = object.clone();
+            trimmed["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("managedFields");
+            trimmed["apiVersion"] = json!("v1");
+            trimmed["kind"] = json!(kind);
+            Keep::of_kind("", kind).trim(&mut trimmed);
+            assert_eq!(watched, trimmed, "{kind}: {object}");
         }
     }
 

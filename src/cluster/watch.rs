@@ -3,6 +3,7 @@
 
 use super::raw::RawObject;
 use crate::rules::head::Head;
+use crate::rules::kept::{EventFields, Keep, Kept, PodFields, Whole};
 use futures::StreamExt;
 use kube::api::Api;
 use kube::discovery::ApiResource;
@@ -42,9 +43,9 @@ pub enum Seen<T = Value> {
 }
 
 /// What `prepare` makes of an object's text and its [`Head`].
-fn prepare_raw<T>(
+fn prepare_raw<K: Kept, T>(
     prepare: fn(String, Head) -> Option<T>,
-    o: RawObject,
+    o: RawObject<K>,
     ar: &ApiResource,
 ) -> Option<T> {
     let (text, head) = o.into_parts(ar);
@@ -52,7 +53,7 @@ fn prepare_raw<T>(
 }
 
 /// A deleted object as a `Value` (deletions are few; `Null` if its text does not read).
-fn to_value(obj: RawObject, ar: &ApiResource) -> Value {
+fn to_value<K: Kept>(obj: RawObject<K>, ar: &ApiResource) -> Value {
     serde_json::from_str(&obj.into_text(ar)).unwrap_or(Value::Null)
 }
 
@@ -109,6 +110,9 @@ fn refused(error: &watcher::Error) -> bool {
 /// its last resourceVersion, as kube-runtime would): what happened while it was not
 /// watching (a restart, a deletion) is then in the next [`Seen::Relisted`], and that list
 /// is how a reader knows the scope is seen again.
+///
+/// Pods and Events are read into what the rules and the report read of them (see
+/// `kept`); other kinds whole.
 pub fn spawn<T: Send + 'static>(
     client: &kube::Client,
     scopes: &[WatchScope],
@@ -118,35 +122,48 @@ pub fn spawn<T: Send + 'static>(
     scopes
         .iter()
         .enumerate()
-        .map(|(index, scope)| {
-            let api: Api<RawObject> = match &scope.namespace {
-                Some(ns) => Api::namespaced_with(client.clone(), ns, &scope.resource),
-                None => Api::all_with(client.clone(), &scope.resource),
-            };
-            let mut config = watcher::Config::default();
-            if let Some(l) = &scope.labels {
-                config = config.labels(l);
-            }
-            let ar = scope.resource.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut waits = relist_backoff();
-                loop {
-                    let stream = watcher::watcher(api.clone(), config.clone()).boxed();
-                    match watch_once(stream, index, &ar, prepare, &tx).await {
-                        Ended::Receiver => return,
-                        Ended::Failed { listed } => {
-                            if listed {
-                                waits = relist_backoff();
-                            }
-                            let wait = waits.next().unwrap_or(std::time::Duration::from_secs(30));
-                            tokio::time::sleep(wait).await;
-                        }
-                    }
-                }
-            })
+        .map(|(index, scope)| match Keep::of(&scope.resource) {
+            Keep::Whole => spawn_scope::<Whole, T>(client, scope, index, tx, prepare),
+            Keep::Pod => spawn_scope::<PodFields, T>(client, scope, index, tx, prepare),
+            Keep::Event => spawn_scope::<EventFields, T>(client, scope, index, tx, prepare),
         })
         .collect()
+}
+
+/// The watcher task of one scope, whose objects are read keeping `K`'s fields.
+fn spawn_scope<K: Kept, T: Send + 'static>(
+    client: &kube::Client,
+    scope: &WatchScope,
+    index: usize,
+    tx: &mpsc::Sender<Seen<T>>,
+    prepare: fn(String, Head) -> Option<T>,
+) -> JoinHandle<()> {
+    let api: Api<RawObject<K>> = match &scope.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &scope.resource),
+        None => Api::all_with(client.clone(), &scope.resource),
+    };
+    let mut config = watcher::Config::default();
+    if let Some(l) = &scope.labels {
+        config = config.labels(l);
+    }
+    let ar = scope.resource.clone();
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let mut waits = relist_backoff();
+        loop {
+            let stream = watcher::watcher(api.clone(), config.clone()).boxed();
+            match watch_once(stream, index, &ar, prepare, &tx).await {
+                Ended::Receiver => return,
+                Ended::Failed { listed } => {
+                    if listed {
+                        waits = relist_backoff();
+                    }
+                    let wait = waits.next().unwrap_or(std::time::Duration::from_secs(30));
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    })
 }
 
 /// Why one watcher stream stopped being read.
@@ -158,8 +175,8 @@ enum Ended {
 }
 
 /// Send what one watcher stream sees until it fails or nobody listens.
-async fn watch_once<T>(
-    mut stream: futures::stream::BoxStream<'static, Result<Event<RawObject>, watcher::Error>>,
+async fn watch_once<K: Kept, T>(
+    mut stream: futures::stream::BoxStream<'static, Result<Event<RawObject<K>>, watcher::Error>>,
     index: usize,
     ar: &ApiResource,
     prepare: fn(String, Head) -> Option<T>,

@@ -13,6 +13,7 @@ pub mod exists;
 pub mod head;
 pub mod health;
 pub mod images;
+pub mod kept;
 pub mod kinds;
 pub mod network_storage;
 pub mod object_key;

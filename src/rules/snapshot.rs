@@ -1,6 +1,7 @@
 //! What the watchers have seen so far, kept as the API server sent it, so the rules can be
 //! pure functions of it: the I/O layer feeds every watch event in, the rules only read.
 
+use super::kept::Keep;
 use crate::rules::error::RulesError;
 use crate::rules::health::rule::HealthRules;
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
@@ -66,11 +67,19 @@ pub struct Prepared {
 
 impl Prepared {
     /// An object from a `Value` (tests, and callers holding one): as [`Prepared::from_text`]
-    /// of its compact text, less `metadata.managedFields`.
+    /// of its compact text, less `metadata.managedFields` and, for Pods and Events, less
+    /// what is not [`Keep`]t, as the watchers keep them.
     pub fn of(mut obj: Value) -> Result<Self, RulesError> {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
+        let api_version = obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        Keep::of_kind(group, kind).trim(&mut obj);
         Self::from_text(obj.to_string())
     }
 

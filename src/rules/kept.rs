@@ -1,0 +1,258 @@
+//! What is kept of the kinds a deploy watches by the thousand (Pods, and the Events about
+//! them): only the fields a rule or the report reads, so that a pod costs what it tells.
+//! Every other kind is kept whole: a custom resource's health rule may read any field.
+//! The watchers drop the rest as they copy (`cluster::raw`); [`Keep::trim`] does the same
+//! to a `Value`, so every rule test judges objects as the watchers keep them.
+//!
+//! The lists name what is dropped where a kind's schema leaves room for the unknown (a
+//! Pod's spec, its containers, its status: a field added by a later Kubernetes is kept),
+//! and what is kept where the schema is small and settled (an Event).
+
+use kube::core::ApiResource;
+use serde_json::Value;
+
+/// Which fields of an object are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// Everything but `metadata.managedFields` and kubectl's last-applied annotation.
+    #[default]
+    Whole,
+    /// A core/v1 Pod without what no rule reads (see [`POD_SPEC_DROPPED`] and the lists
+    /// after it).
+    Pod,
+    /// A core/v1 Event's [`EVENT_FIELDS`] only.
+    Event,
+}
+
+/// The maps of an object where fields may be dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// The object itself.
+    Top,
+    /// `metadata`.
+    Metadata,
+    /// `spec`.
+    Spec,
+    /// An item of `spec.containers`, `spec.initContainers` or `spec.ephemeralContainers`.
+    Container,
+    /// `status`.
+    Status,
+}
+
+/// The lists in a Pod's spec whose items are containers.
+pub const CONTAINER_LISTS: [&str; 3] = ["containers", "initContainers", "ephemeralContainers"];
+
+impl Keep {
+    /// What is kept of the objects of `resource`'s kind.
+    pub fn of(resource: &ApiResource) -> Keep {
+        Keep::of_kind(&resource.group, &resource.kind)
+    }
+
+    /// What is kept of the objects of a kind in an API group (`""` for core).
+    pub fn of_kind(group: &str, kind: &str) -> Keep {
+        match (group, kind) {
+            ("", "Pod") => Keep::Pod,
+            ("", "Event") => Keep::Event,
+            _ => Keep::Whole,
+        }
+    }
+
+    /// Whether `key`, in the map at `place`, is left out.
+    pub fn drops(self, place: Place, key: &str) -> bool {
+        match (self, place) {
+            (Keep::Pod, Place::Spec) => POD_SPEC_DROPPED.contains(&key),
+            (Keep::Pod, Place::Container) => CONTAINER_DROPPED.contains(&key),
+            (Keep::Pod, Place::Status) => POD_STATUS_DROPPED.contains(&key),
+            (Keep::Event, Place::Top) => !EVENT_FIELDS.contains(&key),
+            (Keep::Event, Place::Metadata) => !EVENT_METADATA.contains(&key),
+            _ => false,
+        }
+    }
+
+    /// Drops from `obj` what [`Keep::drops`] says, as the watchers do while they copy.
+    pub fn trim(self, obj: &mut Value) {
+        if self == Keep::Whole {
+            return;
+        }
+        let drop_in = |map: Option<&mut Value>, place: Place| {
+            if let Some(map) = map.and_then(Value::as_object_mut) {
+                map.retain(|key, _| !self.drops(place, key));
+            }
+        };
+        drop_in(obj.get_mut("spec"), Place::Spec);
+        drop_in(obj.get_mut("status"), Place::Status);
+        drop_in(obj.get_mut("metadata"), Place::Metadata);
+        for list in CONTAINER_LISTS {
+            let items = obj.pointer_mut(&format!("/spec/{list}"));
+            for item in items.and_then(Value::as_array_mut).into_iter().flatten() {
+                drop_in(Some(item), Place::Container);
+            }
+        }
+        drop_in(Some(obj), Place::Top);
+    }
+}
+
+/// A Pod's spec fields no rule reads. Kept, among others: `containers`, `initContainers`
+/// (the image a container runs, a sidecar's `restartPolicy`), `restartPolicy` (whether a
+/// completed pod is done), `nodeName` (a DaemonSet pod's node), `imagePullSecrets` (the
+/// registry lookup's credentials), `readinessGates` and `schedulingGates`.
+pub const POD_SPEC_DROPPED: &[&str] = &[
+    "volumes",
+    "tolerations",
+    "affinity",
+    "topologySpreadConstraints",
+    "securityContext",
+    "dnsPolicy",
+    "dnsConfig",
+    "hostAliases",
+    "schedulerName",
+    "priority",
+    "priorityClassName",
+    "preemptionPolicy",
+    "enableServiceLinks",
+    "serviceAccount",
+    "serviceAccountName",
+    "automountServiceAccountToken",
+    "terminationGracePeriodSeconds",
+    "overhead",
+];
+
+/// A container's fields no rule reads (in `containers`, `initContainers` and
+/// `ephemeralContainers`). Kept: `name`, `image`, `imagePullPolicy`, `ports` and
+/// `restartPolicy`, and whatever a later Kubernetes adds.
+pub const CONTAINER_DROPPED: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "envFrom",
+    "workingDir",
+    "volumeMounts",
+    "volumeDevices",
+    "resources",
+    "resizePolicy",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "securityContext",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "stdin",
+    "stdinOnce",
+    "tty",
+];
+
+/// A Pod's status fields no rule reads (its addresses and QoS class). Conditions, phase,
+/// reason, message and every container status are kept.
+pub const POD_STATUS_DROPPED: &[&str] = &["hostIP", "hostIPs", "podIP", "podIPs", "qosClass"];
+
+/// What is kept of an Event: what the image-pull and volume rules and the report's event
+/// lines read (its type, reason and message, how often and when it was seen, what it is
+/// about). Dropped: `source`, `reportingComponent`, `reportingInstance`, `action`,
+/// `related`, and the Event's own uid, creation time and resourceVersion.
+/// (`apiVersion` and `kind` too: a watcher stamps those itself.)
+pub const EVENT_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "involvedObject",
+    "reason",
+    "message",
+    "type",
+    "count",
+    "series",
+    "firstTimestamp",
+    "lastTimestamp",
+    "eventTime",
+];
+
+/// An Event's metadata that is kept: its name and namespace, which identify it (a merged
+/// Event comes again under the same name with a higher count).
+pub const EVENT_METADATA: &[&str] = &["name", "namespace"];
+
+/// The compile-time choice of a [`Keep`], for `RawObject`'s type parameter (a watcher
+/// reads one kind, so one type).
+pub trait Kept: std::fmt::Debug + Clone + Default + Send + Sync + 'static {
+    const KEEP: Keep;
+}
+
+/// [`Keep::Whole`].
+#[derive(Debug, Clone, Default)]
+pub struct Whole;
+
+/// [`Keep::Pod`].
+#[derive(Debug, Clone, Default)]
+pub struct PodFields;
+
+/// [`Keep::Event`].
+#[derive(Debug, Clone, Default)]
+pub struct EventFields;
+
+impl Kept for Whole {
+    const KEEP: Keep = Keep::Whole;
+}
+
+impl Kept for PodFields {
+    const KEEP: Keep = Keep::Pod;
+}
+
+impl Kept for EventFields {
+    const KEEP: Keep = Keep::Event;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Prepared;
+    use serde_json::json;
+
+    #[test]
+    fn only_core_pods_and_events_are_trimmed() {
+        assert_eq!(Keep::of_kind("", "Pod"), Keep::Pod);
+        assert_eq!(Keep::of_kind("", "Event"), Keep::Event);
+        // events.k8s.io Events have another schema; a custom `Pod` is anyone's.
+        assert_eq!(Keep::of_kind("events.k8s.io", "Event"), Keep::Whole);
+        assert_eq!(Keep::of_kind("example.com", "Pod"), Keep::Whole);
+        assert_eq!(Keep::of_kind("apps", "Deployment"), Keep::Whole);
+    }
+
+    #[test]
+    fn other_kinds_keep_fields_of_the_same_names() {
+        let cr = json!({"apiVersion": "example.com/v1", "kind": "Pod",
+            "metadata": {"name": "x", "uid": "u"},
+            "spec": {"volumes": [1], "tolerations": [2], "containers": [{"env": []}]},
+            "status": {"podIP": "10.0.0.1"}, "source": "git"});
+        let mut trimmed = cr.clone();
+        Keep::Whole.trim(&mut trimmed);
+        assert_eq!(trimmed, cr);
+        // And a snapshot given that object keeps it whole.
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"template": {"spec": {"tolerations": [1],
+                "containers": [{"name": "web", "env": [{"name": "A"}]}]}}}});
+        let mut snap = crate::rules::Snapshot::new();
+        snap.insert(Prepared::of(deployment.clone()).unwrap());
+        let key = crate::rules::ObjectKey::new("apps/v1", "Deployment", Some("shop"), "web");
+        assert_eq!(snap.get_raw(&key).unwrap(), deployment);
+    }
+
+    #[test]
+    fn a_trimmed_event_still_reads_as_an_event() {
+        let mut event = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "web-1.1", "namespace": "shop", "uid": "e1"},
+            "involvedObject": {"kind": "Pod", "name": "web-1", "uid": "p1"},
+            "reason": "BackOff", "message": "Back-off pulling image \"web:1\"",
+            "type": "Warning",
+            "series": {"count": 4, "lastObservedTime": "2026-12-05T10:00:00.000000Z"},
+            "source": {"component": "kubelet"}, "related": {"kind": "Node"}});
+        Keep::Event.trim(&mut event);
+        assert_eq!(
+            event["metadata"],
+            json!({"name": "web-1.1", "namespace": "shop"})
+        );
+        assert!(event.get("source").is_none() && event.get("related").is_none());
+        let typed: k8s_openapi::api::core::v1::Event = serde_json::from_value(event).unwrap();
+        assert_eq!(typed.series.and_then(|s| s.count), Some(4));
+        assert_eq!(typed.reason.as_deref(), Some("BackOff"));
+    }
+}
