@@ -108,26 +108,33 @@ impl Prepared {
 }
 
 /// What an object puts in the indexes and where a change of it reaches, read once when it
-/// arrives.
+/// arrives. Every object has one (thousands of Events and Pods), so it is kept small: the
+/// fields of workloads alone are boxed apart.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Links {
-    uid: Option<String>,
+    uid: Option<Box<str>>,
     /// The uids its ownerReferences name.
-    owners: Vec<String>,
+    owners: Box<[Box<str>]>,
     /// An Event's involvedObject, and that object's uid.
     about: Option<ObjectKey>,
-    about_uid: Option<String>,
+    about_uid: Option<Box<str>>,
     /// The Service an EndpointSlice is labelled for.
-    pub(crate) slice_for: Option<String>,
-    /// A selectable workload's (`service::WORKLOAD_KINDS`) pod template labels, `Null`
-    /// when it has none.
-    pub(crate) template: Option<Value>,
-    /// What a Service's rule reads of a selectable workload (see
-    /// `service::scaled_to_zero`): template labels, replicas, owners and deletion, as text.
-    service_view: Option<String>,
+    pub(crate) slice_for: Option<Box<str>>,
+    /// What a selectable workload (`service::WORKLOAD_KINDS`) shows Services.
+    workload: Option<Box<WorkloadLinks>>,
     /// An Event's place in the order of arrival (set by [`Snapshot::insert`]), to keep
     /// the latest [`EVENTS_PER_OBJECT`].
     arrived: u64,
+}
+
+/// What a Service's rule reads of a selectable workload.
+#[derive(Debug, Clone, PartialEq)]
+struct WorkloadLinks {
+    /// Its pod template labels, `Null` when it has none.
+    template: Value,
+    /// Template labels, replicas, owners and deletion, as text (see
+    /// `service::scaled_to_zero`): when this is unchanged, no Service needs asking again.
+    service_view: String,
 }
 
 impl Links {
@@ -138,7 +145,7 @@ impl Links {
     }
 
     fn from_head(key: &ObjectKey, head: &Head) -> Self {
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(Box::from);
         let kind = (key.group(), key.kind());
         let workload = WORKLOAD_KINDS.contains(&kind);
         let event = kind == ("", "Event");
@@ -161,7 +168,7 @@ impl Links {
                 }
                 _ => None,
             },
-            about_uid: about("uid").map(str::to_owned),
+            about_uid: about("uid").map(Box::from),
             slice_for: (kind == ("discovery.k8s.io", "EndpointSlice"))
                 .then(|| {
                     text(
@@ -170,23 +177,34 @@ impl Links {
                     )
                 })
                 .flatten(),
-            template: workload.then(|| head.template_labels().cloned().unwrap_or(Value::Null)),
-            service_view: workload.then(|| {
+            workload: workload.then(|| {
                 let view = [
                     head.template_labels(),
                     head.spec.0.as_ref().and_then(|s| s.replicas.as_ref()),
                     owner_refs,
                     meta.and_then(|m| m.deletion_timestamp.as_ref()),
                 ];
-                serde_json::to_string(&view).unwrap_or_default()
+                Box::new(WorkloadLinks {
+                    template: head.template_labels().cloned().unwrap_or(Value::Null),
+                    service_view: serde_json::to_string(&view).unwrap_or_default(),
+                })
             }),
             arrived: 0,
         }
     }
 
+    /// A selectable workload's pod template labels (`Null` when it has none).
+    pub(crate) fn template(&self) -> Option<&Value> {
+        self.workload.as_ref().map(|w| &w.template)
+    }
+
+    fn service_view(&self) -> Option<&str> {
+        self.workload.as_ref().map(|w| w.service_view.as_str())
+    }
+
     /// (namespace, label, value) of a selectable workload's pod template labels.
     pub(crate) fn template_labels(&self, key: &ObjectKey) -> Vec<(String, String, String)> {
-        let (Some(ns), Some(labels)) = (key.namespace(), &self.template) else {
+        let (Some(ns), Some(labels)) = (key.namespace(), self.template()) else {
             return Vec::new();
         };
         labels
@@ -198,7 +216,7 @@ impl Links {
     }
 
     /// The owner uids it is indexed under as a child (kinds in `OWNED_KINDS` only).
-    fn indexed_owners(&self, key: &ObjectKey) -> &[String] {
+    fn indexed_owners(&self, key: &ObjectKey) -> &[Box<str>] {
         if OWNED_KINDS.contains(&(key.group(), key.kind())) {
             &self.owners
         } else {
@@ -299,17 +317,17 @@ impl Snapshot {
             links.about = Some(self.shared(about));
         }
         // A workload's status changes often; a Service reads none of it.
-        let read_by_services = links.service_view.is_none()
+        let read_by_services = links.service_view().is_none()
             || self
                 .objects
                 .get(&key)
-                .is_none_or(|old| old.links.service_view != links.service_view);
+                .is_none_or(|old| old.links.service_view() != links.service_view());
         self.touch(&key, read_by_services);
         self.unindex(&key);
         self.deleted.remove(&key);
         for uid in links.indexed_owners(&key) {
             self.children
-                .entry(uid.clone())
+                .entry(uid.to_string())
                 .or_default()
                 .insert(key.clone());
         }
@@ -317,7 +335,7 @@ impl Snapshot {
         if let Some(uid) = &links.about_uid {
             self.arrivals += 1;
             links.arrived = self.arrivals;
-            let about = self.events.entry(uid.clone()).or_default();
+            let about = self.events.entry(uid.to_string()).or_default();
             about.insert(key.clone());
             if about.len() > EVENTS_PER_OBJECT {
                 evicted = about
@@ -332,14 +350,14 @@ impl Snapshot {
             self.forget(&oldest);
         }
         if let Some(service) = &links.slice_for {
-            let at = (key.namespace().map(str::to_owned), service.clone());
+            let at = (key.namespace().map(str::to_owned), service.to_string());
             self.slices.entry(at).or_default().insert(key.clone());
         }
         for label in links.template_labels(&key) {
             self.templates.entry(label).or_default().insert(key.clone());
         }
         if let Some(uid) = &links.uid {
-            self.uids.insert(uid.clone(), key.clone());
+            self.uids.insert(uid.to_string(), key.clone());
         }
         if self
             .objects
@@ -404,7 +422,7 @@ impl Snapshot {
                 next.push((about.clone(), false));
             }
             for uid in &links.owners {
-                if let Some(owner) = self.uids.get(uid) {
+                if let Some(owner) = self.uids.get(&**uid) {
                     next.push((owner.clone(), false));
                 }
             }
@@ -426,7 +444,7 @@ impl Snapshot {
             return;
         };
         if let Some(service) = &old.slice_for {
-            let at = (key.namespace().map(str::to_owned), service.clone());
+            let at = (key.namespace().map(str::to_owned), service.to_string());
             if let Some(set) = self.slices.get_mut(&at) {
                 set.remove(key);
                 if set.is_empty() {
@@ -443,9 +461,9 @@ impl Snapshot {
             }
         }
         if let Some(uid) = &old.uid
-            && self.uids.get(uid) == Some(key)
+            && self.uids.get(&**uid) == Some(key)
         {
-            self.uids.remove(uid);
+            self.uids.remove(&**uid);
         }
         for uid in old.indexed_owners(key) {
             remove_from(&mut self.children, uid, key);
@@ -746,7 +764,7 @@ mod tests {
             "metadata": {"name": "web", "namespace": "shop", "uid": "d-1"},
             "spec": {"replicas": 2, "template": {"metadata": "none"}}});
         let prepared = Prepared::from_text(deployment.to_string()).unwrap();
-        assert_eq!(prepared.stored.links.template, Some(Value::Null));
+        assert_eq!(prepared.stored.links.template(), Some(&Value::Null));
         assert_eq!(prepared.stored.links.uid.as_deref(), Some("d-1"));
 
         for unnamed in [

@@ -59,9 +59,9 @@ impl Touched {
     pub(crate) fn contents(&mut self, key: &ObjectKey, links: &Links) {
         let Some(ns) = key.namespace() else { return };
         if let Some(service) = &links.slice_for {
-            self.slices.insert((ns.to_owned(), service.clone()));
+            self.slices.insert((ns.to_owned(), service.to_string()));
         }
-        if let Some(labels) = &links.template {
+        if let Some(labels) = links.template() {
             let index = self.templates.len();
             for at in links.template_labels(key) {
                 self.labelled.entry(at).or_default().push(index);
