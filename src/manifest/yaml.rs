@@ -15,32 +15,83 @@ use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 use super::limits;
 use super::scalar::{self, ScalarError};
 
-/// Source lines of a document's nodes, keyed by JSON pointer (`""` is the root).
+/// Source lines of a document's nodes, keyed by JSON pointer (`""` is the root). Held for
+/// every document through the run, so packed: the pointers, in order, in one string, and
+/// where each ends with its line (a map of `String`s cost more than the document itself).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PointerLines(BTreeMap<String, usize>);
+pub struct PointerLines {
+    pointers: Box<str>,
+    /// (end of the pointer in `pointers`, its line), in pointer order.
+    ends: Box<[(u32, u32)]>,
+}
 
 impl PointerLines {
+    /// From (pointer, line) pairs in any order; a later line for a pointer wins.
+    fn from_pairs(pairs: impl IntoIterator<Item = (String, usize)>) -> PointerLines {
+        let sorted: BTreeMap<String, usize> = pairs.into_iter().collect();
+        PointerLines::from_sorted(sorted.iter().map(|(p, l)| (p.as_str(), *l)))
+    }
+
+    /// From (pointer, line) pairs in pointer order, without repeats.
+    fn from_sorted<'a>(pairs: impl Iterator<Item = (&'a str, usize)>) -> PointerLines {
+        let mut pointers = String::new();
+        let mut ends = Vec::new();
+        for (pointer, line) in pairs {
+            pointers.push_str(pointer);
+            // Inputs are capped far below 4 GiB and 4 billion lines (`limits`).
+            let end = u32::try_from(pointers.len()).unwrap_or(u32::MAX);
+            ends.push((end, u32::try_from(line).unwrap_or(u32::MAX)));
+        }
+        PointerLines {
+            pointers: pointers.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+        }
+    }
+
+    /// Every (pointer, line), in pointer order.
+    fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
+        let starts = std::iter::once(0).chain(self.ends.iter().map(|(end, _)| *end));
+        starts.zip(self.ends.iter()).map(|(start, (end, line))| {
+            (
+                &self.pointers[start as usize..*end as usize],
+                *line as usize,
+            )
+        })
+    }
+
+    fn pointer(&self, i: usize) -> &str {
+        let start = if i == 0 {
+            0
+        } else {
+            self.ends[i - 1].0 as usize
+        };
+        &self.pointers[start..self.ends[i].0 as usize]
+    }
+
     pub fn get(&self, pointer: &str) -> Option<usize> {
-        self.0.get(pointer).copied()
+        let (mut low, mut high) = (0, self.ends.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.pointer(mid).cmp(pointer) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Some(self.ends[mid].1 as usize),
+            }
+        }
+        None
     }
 
     /// Lines for a document known only by where it starts.
     pub(crate) fn root(line: usize) -> PointerLines {
-        PointerLines(BTreeMap::from([(String::new(), line)]))
+        PointerLines::from_sorted(std::iter::once(("", line)))
     }
 
     /// The lines below `prefix`, re-rooted so `prefix` becomes `""`.
     pub fn subtree(&self, prefix: &str) -> PointerLines {
-        let lines = self
-            .0
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter_map(|(k, line)| {
-                let rest = &k[prefix.len()..];
-                (rest.is_empty() || rest.starts_with('/')).then(|| (rest.to_string(), *line))
-            })
-            .collect();
-        PointerLines(lines)
+        PointerLines::from_sorted(self.iter().filter_map(|(k, line)| {
+            let rest = k.strip_prefix(prefix)?;
+            (rest.is_empty() || rest.starts_with('/')).then_some((rest, line))
+        }))
     }
 }
 
@@ -232,7 +283,7 @@ impl Walker<'_> {
                             index,
                             line: mark.line(),
                             value,
-                            lines: PointerLines(lines.into_iter().collect()),
+                            lines: PointerLines::from_pairs(lines),
                         });
                     }
                     index += 1;
@@ -479,4 +530,52 @@ impl Walker<'_> {
 /// Escapes one JSON pointer segment (RFC 6901): `~` -> `~0`, `/` -> `~1`.
 pub fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod pointer_lines_tests {
+    use super::PointerLines;
+
+    fn lines() -> PointerLines {
+        PointerLines::from_pairs(
+            [
+                ("/spec/containers/1/image", 12),
+                ("", 1),
+                ("/spec/containers/10", 30),
+                ("/spec", 5),
+                ("/spec/containers/1", 11),
+                ("/spec/containers/1/image", 13),
+                ("/metadata/name", 3),
+            ]
+            .map(|(p, l)| (p.to_owned(), l)),
+        )
+    }
+
+    #[test]
+    fn every_pointer_finds_its_line_and_a_later_line_wins() {
+        let lines = lines();
+        assert_eq!(lines.get(""), Some(1));
+        assert_eq!(lines.get("/metadata/name"), Some(3));
+        assert_eq!(lines.get("/spec"), Some(5));
+        assert_eq!(lines.get("/spec/containers/1/image"), Some(13));
+        assert_eq!(lines.get("/spec/containers/10"), Some(30));
+        for absent in ["/spec/containers", "/spec/containers/2", "/z", "/"] {
+            assert_eq!(lines.get(absent), None, "{absent}");
+        }
+        assert_eq!(PointerLines::default().get(""), None);
+        assert_eq!(PointerLines::root(7).get(""), Some(7));
+    }
+
+    #[test]
+    fn a_subtree_is_re_rooted_and_leaves_out_its_namesakes() {
+        let sub = lines().subtree("/spec/containers/1");
+        assert_eq!(sub.get(""), Some(11));
+        assert_eq!(sub.get("/image"), Some(13));
+        assert_eq!(
+            sub.get("0"),
+            None,
+            "/spec/containers/10 is not below /spec/containers/1"
+        );
+        assert_eq!(sub.iter().count(), 2);
+    }
 }
