@@ -418,6 +418,7 @@ impl Walker<'_> {
         loop {
             let (event, mark) = self.next()?;
             if event == Event::SequenceEnd {
+                items.shrink_to_fit();
                 return Ok(Value::Array(items));
             }
             let item_path = format!("{path}/{}", items.len());
@@ -479,7 +480,12 @@ impl Walker<'_> {
                 map.insert(key, value);
             }
         }
-        Ok(Value::Object(map))
+        // Documents are held through the run: no map keeps room to grow (one grown by
+        // inserts holds up to twice its entries, and most of a manifest's maps hold one
+        // or two).
+        let mut exact = Map::with_capacity(map.len());
+        exact.extend(map);
+        Ok(Value::Object(exact))
     }
 
     /// Splits a `<<` value into mappings whose lines are relative to themselves.
