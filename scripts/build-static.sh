@@ -18,6 +18,9 @@ export CARGO_TERM_COLOR=never
 # crt-static makes rustc link the C runtime statically too; without it a gnu target binary
 # always needs ld-linux and libc.so at run time.
 export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"
+# The musl builds' allocator, mimalloc, commits memory lazily, as in the release workflow
+# (see the comment there); a glibc build links no mimalloc and ignores the define.
+export CFLAGS="${CFLAGS:-} -DMI_DEFAULT_ARENA_EAGER_COMMIT=0"
 
 cargo build --release --locked --target "$target" -p deploy-action --bin deploy-action
 bin="$CARGO_TARGET_DIR/$target/release/deploy-action"
