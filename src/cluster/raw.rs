@@ -6,7 +6,7 @@
 //! page of 500 listed pods held it ten times over.
 
 use crate::rules::head::{Head, HeadMeta, HeadSpec, HeadTemplate, HeadTemplateMeta, Lenient};
-use crate::rules::kept::{CONTAINER_LISTS, Keep, Kept, Place, Whole};
+use crate::rules::kept::{CONTAINER_LISTS, CONTAINER_STATUS_LISTS, Keep, Kept, Place, Whole};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{ApiResource, DynamicResourceScope, Resource};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -211,6 +211,11 @@ enum At {
     Status,
     Containers,
     Container,
+    /// `status.conditions` and one of its items; a status's container lists and an item.
+    Conditions,
+    Condition,
+    ContainerStatuses,
+    ContainerStatus,
     Elsewhere,
 }
 
@@ -224,6 +229,8 @@ impl At {
             (At::Template, "metadata") => At::TemplateMeta,
             (At::Top, "status") => At::Status,
             (At::Spec, list) if CONTAINER_LISTS.contains(&list) => At::Containers,
+            (At::Status, "conditions") => At::Conditions,
+            (At::Status, list) if CONTAINER_STATUS_LISTS.contains(&list) => At::ContainerStatuses,
             _ => At::Elsewhere,
         }
     }
@@ -232,6 +239,8 @@ impl At {
     fn item(self) -> At {
         match self {
             At::Containers => At::Container,
+            At::Conditions => At::Condition,
+            At::ContainerStatuses => At::ContainerStatus,
             _ => At::Elsewhere,
         }
     }
@@ -263,6 +272,8 @@ impl At {
             At::Spec => Some(Place::Spec),
             At::Container => Some(Place::Container),
             At::Status => Some(Place::Status),
+            At::Condition => Some(Place::Condition),
+            At::ContainerStatus => Some(Place::ContainerStatus),
             _ => None,
         }
     }
@@ -625,8 +636,12 @@ mod tests {
                 "dnsPolicy": "ClusterFirst", "serviceAccountName": "web", "priority": 0},
             "status": {"phase": "Running", "hostIP": "10.0.0.7", "podIPs": [{"ip": "10.1.0.9"}],
                 "qosClass": "Burstable",
-                "conditions": [{"type": "Ready", "status": "False", "reason": "ContainersNotReady"}],
+                "conditions": [{"type": "Ready", "status": "False", "reason": "ContainersNotReady",
+                    "lastProbeTime": null, "lastTransitionTime": "2026-12-05T10:00:00Z"}],
                 "containerStatuses": [{"name": "web", "image": "web:1", "ready": false,
+                    "imageID": "web@sha256:aa", "containerID": "containerd://9c1e",
+                    "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run"}],
+                    "user": {"linux": {"uid": 0, "gid": 0}},
                     "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}})
     }
 
@@ -671,11 +686,13 @@ mod tests {
         );
         assert_eq!(
             pod["status"]["conditions"],
-            busy_pod()["status"]["conditions"]
+            json!([{"type": "Ready", "status": "False", "reason": "ContainersNotReady",
+                "lastTransitionTime": "2026-12-05T10:00:00Z"}])
         );
         assert_eq!(
             pod["status"]["containerStatuses"],
-            busy_pod()["status"]["containerStatuses"]
+            json!([{"name": "web", "image": "web:1", "ready": false, "imageID": "web@sha256:aa",
+                "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}])
         );
         assert_eq!(
             pod["spec"]["containers"],

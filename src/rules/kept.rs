@@ -37,10 +37,22 @@ pub enum Place {
     Container,
     /// `status`.
     Status,
+    /// An item of `status.conditions`.
+    Condition,
+    /// An item of `status.containerStatuses`, `initContainerStatuses` or
+    /// `ephemeralContainerStatuses`.
+    ContainerStatus,
 }
 
 /// The lists in a Pod's spec whose items are containers.
 pub const CONTAINER_LISTS: [&str; 3] = ["containers", "initContainers", "ephemeralContainers"];
+
+/// The lists in a Pod's status whose items are container statuses.
+pub const CONTAINER_STATUS_LISTS: [&str; 3] = [
+    "containerStatuses",
+    "initContainerStatuses",
+    "ephemeralContainerStatuses",
+];
 
 impl Keep {
     /// What is kept of the objects of `resource`'s kind.
@@ -63,6 +75,8 @@ impl Keep {
             (Keep::Pod, Place::Spec) => POD_SPEC_DROPPED.contains(&key),
             (Keep::Pod, Place::Container) => CONTAINER_DROPPED.contains(&key),
             (Keep::Pod, Place::Status) => POD_STATUS_DROPPED.contains(&key),
+            (Keep::Pod, Place::Condition) => key == "lastProbeTime",
+            (Keep::Pod, Place::ContainerStatus) => CONTAINER_STATUS_DROPPED.contains(&key),
             (Keep::Event, Place::Top) => !EVENT_FIELDS.contains(&key),
             (Keep::Event, Place::Metadata) => !EVENT_METADATA.contains(&key),
             _ => false,
@@ -82,10 +96,15 @@ impl Keep {
         drop_in(obj.get_mut("spec"), Place::Spec);
         drop_in(obj.get_mut("status"), Place::Status);
         drop_in(obj.get_mut("metadata"), Place::Metadata);
-        for list in CONTAINER_LISTS {
-            let items = obj.pointer_mut(&format!("/spec/{list}"));
+        let lists = CONTAINER_LISTS
+            .map(|l| (format!("/spec/{l}"), Place::Container))
+            .into_iter()
+            .chain(CONTAINER_STATUS_LISTS.map(|l| (format!("/status/{l}"), Place::ContainerStatus)))
+            .chain([("/status/conditions".to_owned(), Place::Condition)]);
+        for (list, place) in lists {
+            let items = obj.pointer_mut(&list);
             for item in items.and_then(Value::as_array_mut).into_iter().flatten() {
-                drop_in(Some(item), Place::Container);
+                drop_in(Some(item), place);
             }
         }
         drop_in(Some(obj), Place::Top);
@@ -142,9 +161,23 @@ pub const CONTAINER_DROPPED: &[&str] = &[
     "tty",
 ];
 
-/// A Pod's status fields no rule reads (its addresses and QoS class). Conditions, phase,
-/// reason, message and every container status are kept.
+/// A Pod's status fields no rule reads (its addresses and QoS class). Conditions (less
+/// their `lastProbeTime`, always null in practice), phase, reason, message and every
+/// container status are kept.
 pub const POD_STATUS_DROPPED: &[&str] = &["hostIP", "hostIPs", "podIP", "podIPs", "qosClass"];
+
+/// A container status's fields no rule reads. Kept: `name`, `image`, `imageID` (whether
+/// the image reached the node), `ready`, `started`, `restartCount`, `state` and
+/// `lastState`, and whatever a later Kubernetes adds.
+pub const CONTAINER_STATUS_DROPPED: &[&str] = &[
+    "containerID",
+    "resources",
+    "allocatedResources",
+    "allocatedResourcesStatus",
+    "volumeMounts",
+    "user",
+    "stopSignal",
+];
 
 /// What is kept of an Event: what the image-pull and volume rules and the report's event
 /// lines read (its type, reason and message, how often and when it was seen, what it is
@@ -221,7 +254,8 @@ mod tests {
         let cr = json!({"apiVersion": "example.com/v1", "kind": "Pod",
             "metadata": {"name": "x", "uid": "u"},
             "spec": {"volumes": [1], "tolerations": [2], "containers": [{"env": []}]},
-            "status": {"podIP": "10.0.0.1"}, "source": "git"});
+            "status": {"podIP": "10.0.0.1", "conditions": [{"lastProbeTime": null}],
+                "containerStatuses": [{"containerID": "c"}]}, "source": "git"});
         let mut trimmed = cr.clone();
         Keep::Whole.trim(&mut trimmed);
         assert_eq!(trimmed, cr);
