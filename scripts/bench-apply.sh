@@ -136,7 +136,6 @@ for variant in "${variant_list[@]}"; do
   done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 col() { awk -F'\t' -v t="$1" -v v="$2" -v c="$3" '$1 == t && $2 == v { print $c }' "$rows"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "-"; else printf "%.1fx", a / b }'; }
 

@@ -27,6 +27,13 @@ spec:
 EOF
 }
 
+# now_ms: the time in milliseconds.
+now_ms() { date +%s%3N; }
+
+# median: the median of the numbers on stdin, one per line; "-" for none, or when a run
+# had no figure ("-" sorts first).
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (v[1] == "-") print "-"; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
 sim=""
 # start_sim BIN SCENARIO: `kube-sim serve` in the background, its kubeconfig in $kc and its
 # address in $server once it listens.

@@ -75,7 +75,6 @@ trap 'stop_sim; rm -rf "$work"' EXIT
 rows="${raw:-$work/rows.tsv}"
 : >"$rows"
 
-now_ms() { date +%s%3N; }
 
 # scenario SIZE FILE: the simulated cluster for SIZE Deployments.
 scenario() {
@@ -222,7 +221,6 @@ for size in "${size_list[@]}"; do
 done
 
 # Medians per (tool, size, variant); ratios to deploy-action's medians.
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (v[1] == "-") print "-"; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 col() { awk -F'\t' -v t="$1" -v s="$2" -v v="$3" -v c="$4" '$1 == t && $2 == s && $3 == v { print $c }' "$rows"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.1fx", a / b }'; }
 

@@ -47,7 +47,6 @@ work="$(mktemp -d)"
 # shellcheck source=scripts/bench-common.sh
 . scripts/bench-common.sh
 trap 'stop_sim; rm -rf "$work"' EXIT
-now_ms() { date +%s%3N; }
 
 cat >"$work/scenario.yaml" <<EOF
 kubernetes_version: "1.33"
@@ -87,7 +86,6 @@ sim_up() {
 }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$sim/stat"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1000 }'; }
 results="$work/results.tsv"
 : >"$results"

@@ -82,7 +82,13 @@ impl Found {
 
     /// Keeps a value [`Found::captures`] asked for (`null` reads as absent, as in serde).
     fn capture(&mut self, at: At, key: &str, value: Value) {
-        let text = value.as_str().map(str::to_owned);
+        let text = || value.as_str().map(str::to_owned);
+        let (name, namespace, version) = match (at, key) {
+            (At::Metadata, "name") => (text(), None, None),
+            (At::Metadata, "namespace") => (None, text(), None),
+            (At::Metadata, "resourceVersion") => (None, None, text()),
+            _ => (None, None, None),
+        };
         let value = Some(value).filter(|v| !v.is_null());
         let head = &mut self.head;
         match at {
@@ -92,9 +98,9 @@ impl Found {
                     return;
                 };
                 match key {
-                    "name" => (meta.name, self.meta.name) = (value, text),
-                    "namespace" => (meta.namespace, self.meta.namespace) = (value, text),
-                    "resourceVersion" => self.meta.resource_version = text,
+                    "name" => (meta.name, self.meta.name) = (value, name),
+                    "namespace" => (meta.namespace, self.meta.namespace) = (value, namespace),
+                    "resourceVersion" => self.meta.resource_version = version,
                     "uid" => meta.uid = value,
                     "ownerReferences" => meta.owner_references = value,
                     "labels" => meta.labels = value,
@@ -436,7 +442,8 @@ impl<'de> Visitor<'de> for Copy<'_> {
             match self.found.as_deref_mut() {
                 Some(found) if Found::captures(self.at, &key) => {
                     let value: Value = map.next_value()?;
-                    self.out.push_str(&value.to_string());
+                    // Writing a Value into a String cannot fail.
+                    let _ = serde_json::to_writer(StringWriter(self.out), &value);
                     found.capture(self.at, &key, value);
                 }
                 found => map.next_value_seed(Copy {

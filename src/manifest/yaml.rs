@@ -50,13 +50,7 @@ impl PointerLines {
 
     /// Every (pointer, line), in pointer order.
     fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
-        let starts = std::iter::once(0).chain(self.ends.iter().map(|(end, _)| *end));
-        starts.zip(self.ends.iter()).map(|(start, (end, line))| {
-            (
-                &self.pointers[start as usize..*end as usize],
-                *line as usize,
-            )
-        })
+        (0..self.ends.len()).map(|i| (self.pointer(i), self.ends[i].1 as usize))
     }
 
     fn pointer(&self, i: usize) -> &str {

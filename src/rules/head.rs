@@ -107,18 +107,15 @@ impl Head {
     }
 
     pub(crate) fn key(&self) -> Option<ObjectKey> {
-        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
+        fn text(v: Option<&Value>) -> Option<&str> {
+            v.and_then(Value::as_str)
+        }
         let meta = self.meta()?;
-        let (api_version, kind, name) = (
-            text(&self.api_version)?,
-            text(&self.kind)?,
-            text(&meta.name)?,
-        );
         Some(ObjectKey::new(
-            &api_version,
-            &kind,
-            text(&meta.namespace).as_deref(),
-            &name,
+            text(self.api_version.as_ref())?,
+            text(self.kind.as_ref())?,
+            text(meta.namespace.as_ref()),
+            text(meta.name.as_ref())?,
         ))
     }
 

@@ -51,7 +51,7 @@ pub fn typed<K: DeserializeOwned>(obj: &Value) -> Result<K, serde_json::Error> {
 struct Stored {
     text: Box<str>,
     /// Boxed: the map holding every object keeps its entries inline and doubles its
-    /// table as it grows, and inline links (200 bytes) made that table the largest
+    /// table as it grows; inline links (then 200 bytes) made that table the largest
     /// allocation of a run at 2,000 pods.
     links: Box<Links>,
 }
@@ -73,13 +73,9 @@ impl Prepared {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
-        let api_version = obj
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-        Keep::of_kind(group, kind).trim(&mut obj);
+        let field = |f: &str| obj.get(f).and_then(Value::as_str).unwrap_or_default();
+        let keep = Keep::of_kind(group_of(field("apiVersion")), field("kind"));
+        keep.trim(&mut obj);
         Self::from_text(obj.to_string())
     }
 
