@@ -171,7 +171,8 @@ fn held<K: Kept>(
     let before = held_now();
     for text in objects {
         let raw: RawObject<K> = serde_json::from_str(text).expect("an object");
-        let prepared = Prepared::from_text(raw.into_text(resource)).expect("identified");
+        let (text, head) = raw.into_parts(resource);
+        let prepared = Prepared::from_parts(text, &head).expect("identified");
         snapshot.insert(prepared);
     }
     // What changed is taken by the judging loop after each batch, not held.

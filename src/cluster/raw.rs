@@ -6,7 +6,7 @@
 //! page of 500 listed pods held it ten times over.
 
 use crate::rules::head::{Head, HeadMeta, HeadSpec, HeadTemplate, HeadTemplateMeta, Lenient};
-use crate::rules::kept::{CONTAINER_LISTS, CONTAINER_STATUS_LISTS, Keep, Kept, Place, Whole};
+use crate::rules::kept::{self, CONTAINER_LISTS, CONTAINER_STATUS_LISTS, Keep, Kept, Place, Whole};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{ApiResource, DynamicResourceScope, Resource};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -136,6 +136,25 @@ impl<K: Kept> RawObject<K> {
         head.api_version = Some(Value::String(resource.api_version.clone()));
         head.kind = Some(Value::String(resource.kind.clone()));
         (self.into_text(resource), head)
+    }
+
+    /// The object as a `Value` with its name and namespace, which an Event's text leaves
+    /// to its key (`Null` if the text does not read; for deletions, which are few).
+    pub fn into_value(self, resource: &ApiResource) -> Value {
+        let meta = self.found.meta.clone();
+        let mut value: Value =
+            serde_json::from_str(&self.into_text(resource)).unwrap_or(Value::Null);
+        if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            let fields = [("name", meta.name), ("namespace", meta.namespace)];
+            for (field, known) in fields {
+                if let Some(known) = known {
+                    metadata
+                        .entry(field)
+                        .or_insert_with(|| Value::String(known));
+                }
+            }
+        }
+        value
     }
 
     /// The object as JSON text, stamped with the apiVersion and kind it was watched as.
@@ -421,10 +440,11 @@ impl<'de> Visitor<'de> for Copy<'_> {
         while let Some(key) = map.next_key_seed(Key)? {
             if self.at.drops(&key, self.keep) {
                 match self.found.as_deref_mut() {
-                    // The watcher resumes from it even when the copy leaves it out.
-                    Some(found) if self.at == At::Metadata && key == "resourceVersion" => {
-                        let version: Value = map.next_value()?;
-                        found.meta.resource_version = version.as_str().map(str::to_owned);
+                    // Gathered even when the copy leaves it out: the watcher resumes from
+                    // the resourceVersion, and an Event's name is its key.
+                    Some(found) if Found::captures(self.at, &key) => {
+                        let value: Value = map.next_value()?;
+                        found.capture(self.at, &key, value);
                     }
                     _ => {
                         map.next_value::<IgnoredAny>()?;
@@ -442,8 +462,12 @@ impl<'de> Visitor<'de> for Copy<'_> {
             match self.found.as_deref_mut() {
                 Some(found) if Found::captures(self.at, &key) => {
                     let value: Value = map.next_value()?;
+                    let kept = match (self.keep, self.at) {
+                        (Keep::Event, At::Top) => Cow::Owned(kept::involved_object(&value)),
+                        _ => Cow::Borrowed(&value),
+                    };
                     // Writing a Value into a String cannot fail.
-                    let _ = serde_json::to_writer(StringWriter(self.out), &value);
+                    let _ = serde_json::to_writer(StringWriter(self.out), &*kept);
                     found.capture(self.at, &key, value);
                 }
                 found => map.next_value_seed(Copy {
@@ -674,11 +698,16 @@ mod tests {
     }
 
     /// What a watcher keeping `K` makes of `object`, read back, and its watch metadata.
+    /// What it gathers is what serde reads from the whole object (an Event's copy leaves
+    /// its name and what it is about to the key made from that).
     fn kept<K: Kept>(object: &Value, kind: &str, plural: &str) -> (Value, ObjectMeta) {
         let raw: RawObject<K> = serde_json::from_str(&object.to_string()).unwrap();
         let meta = raw.meta().clone();
         let (text, gathered) = raw.into_parts(&resource(kind, plural));
-        let read: Head = serde_json::from_str(&text).unwrap();
+        let mut whole = object.clone();
+        whole["apiVersion"] = json!("v1");
+        whole["kind"] = json!(kind);
+        let read: Head = serde::Deserialize::deserialize(&whole).unwrap();
         assert_eq!(format!("{gathered:?}"), format!("{read:?}"), "{text}");
         (serde_json::from_str(&text).unwrap(), meta)
     }
@@ -760,12 +789,24 @@ mod tests {
         ] {
             top.remove(gone);
         }
-        top["metadata"] = json!({"name": "web-1.17f", "namespace": "shop"});
+        // Its name and what it is about are its key's (put back when it is read).
+        top["metadata"] = json!({});
+        top["involvedObject"] = json!({"apiVersion": "v1", "fieldPath": "spec.containers{web}"});
         top.insert("apiVersion".into(), json!("v1"));
         top.insert("kind".into(), json!("Event"));
         assert_eq!(event, want);
         let typed: k8s_openapi::api::core::v1::Event = serde_json::from_value(event).unwrap();
         assert_eq!(typed.count, Some(3));
+    }
+
+    #[test]
+    fn a_deleted_event_keeps_its_name() {
+        let raw: RawObject<EventFields> = serde_json::from_str(&busy_event().to_string()).unwrap();
+        let deleted = raw.into_value(&resource("Event", "events"));
+        assert_eq!(
+            deleted["metadata"],
+            json!({"name": "web-1.17f", "namespace": "shop"})
+        );
     }
 
     #[test]

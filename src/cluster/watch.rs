@@ -52,11 +52,6 @@ fn prepare_raw<K: Kept, T>(
     prepare(text, head)
 }
 
-/// A deleted object as a `Value` (deletions are few; `Null` if its text does not read).
-fn to_value<K: Kept>(obj: RawObject<K>, ar: &ApiResource) -> Value {
-    serde_json::from_str(&obj.into_text(ar)).unwrap_or(Value::Null)
-}
-
 /// A watch failure in a person's words: `list failed: 503 ServiceUnavailable: etcd ...`,
 /// `watch failed: connection refused`, without the client's debug dump of the Status.
 pub fn describe(error: &watcher::Error) -> String {
@@ -191,7 +186,7 @@ async fn watch_once<K: Kept, T>(
                 Some(t) => Seen::Upsert(t),
                 None => continue,
             },
-            Ok(Event::Delete(o)) => Seen::Delete(to_value(o, ar)),
+            Ok(Event::Delete(o)) => Seen::Delete(o.into_value(ar)),
             Ok(Event::Init) => {
                 buffer.clear();
                 continue;

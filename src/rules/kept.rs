@@ -108,6 +108,11 @@ impl Keep {
             }
         }
         drop_in(Some(obj), Place::Top);
+        if self == Keep::Event
+            && let Some(involved) = obj.get_mut("involvedObject")
+        {
+            *involved = involved_object(involved);
+        }
     }
 }
 
@@ -199,9 +204,36 @@ pub const EVENT_FIELDS: &[&str] = &[
     "eventTime",
 ];
 
-/// An Event's metadata that is kept: its name and namespace, which identify it (a merged
-/// Event comes again under the same name with a higher count).
-pub const EVENT_METADATA: &[&str] = &["name", "namespace"];
+/// An Event's metadata that is kept in its text: nothing. Its name and namespace, which
+/// identify it (a merged Event comes again under the same name with a higher count), are
+/// its key in the snapshot, which puts them back when the Event is read.
+pub const EVENT_METADATA: &[&str] = &[];
+
+/// The fields of an Event's involvedObject that its key in the snapshot holds already (as
+/// the key of the object it is about, and that object's uid), and its resourceVersion,
+/// which no rule reads. Left out of the text only when the key can put them back.
+pub const INVOLVED_IDENTITY: &[&str] = &["kind", "name", "namespace", "uid", "resourceVersion"];
+
+/// An Event's involvedObject as kept: without [`INVOLVED_IDENTITY`] when it names the
+/// object fully (apiVersion, kind, name and uid, so the snapshot indexes the Event under
+/// it and can put them back), else whole. `apiVersion` and `fieldPath` (which container
+/// an image-pull Event is about) stay.
+pub fn involved_object(involved: &Value) -> Value {
+    let text = |f: &str| involved.get(f).and_then(Value::as_str).is_some();
+    let named = ["apiVersion", "kind", "name", "uid"].into_iter().all(text)
+        && involved
+            .get("namespace")
+            .is_none_or(|ns| ns.is_string() || ns.is_null());
+    match involved.as_object() {
+        Some(map) if named => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !INVOLVED_IDENTITY.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        _ => involved.clone(),
+    }
+}
 
 /// The compile-time choice of a [`Keep`], for `RawObject`'s type parameter (a watcher
 /// reads one kind, so one type).
@@ -279,14 +311,45 @@ mod tests {
             "type": "Warning",
             "series": {"count": 4, "lastObservedTime": "2026-12-05T10:00:00.000000Z"},
             "source": {"component": "kubelet"}, "related": {"kind": "Node"}});
+        let whole = event.clone();
         Keep::Event.trim(&mut event);
-        assert_eq!(
-            event["metadata"],
-            json!({"name": "web-1.1", "namespace": "shop"})
-        );
+        // Without an apiVersion the involved object's key cannot be made: kept whole.
+        assert_eq!(event["involvedObject"], whole["involvedObject"]);
+        assert_eq!(event["metadata"], json!({}));
         assert!(event.get("source").is_none() && event.get("related").is_none());
         let typed: k8s_openapi::api::core::v1::Event = serde_json::from_value(event).unwrap();
         assert_eq!(typed.series.and_then(|s| s.count), Some(4));
         assert_eq!(typed.reason.as_deref(), Some("BackOff"));
+    }
+
+    #[test]
+    fn an_event_in_a_snapshot_reads_as_the_api_server_sent_it() {
+        let event = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "web-1.1", "namespace": "shop"},
+            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "web-1",
+                "namespace": "shop", "uid": "p1", "fieldPath": "spec.containers{web}"},
+            "reason": "Pulling", "message": "Pulling image \"web:1\"", "type": "Normal",
+            "count": 1, "firstTimestamp": "2026-12-05T10:00:00Z"});
+        let mut trimmed = event.clone();
+        Keep::Event.trim(&mut trimmed);
+        assert_eq!(
+            trimmed["involvedObject"],
+            json!({"apiVersion": "v1", "fieldPath": "spec.containers{web}"})
+        );
+        let mut snap = crate::rules::Snapshot::new();
+        snap.insert(Prepared::of(event.clone()).unwrap());
+        let key = crate::rules::ObjectKey::new("v1", "Event", Some("shop"), "web-1.1");
+        assert_eq!(snap.get_raw(&key).unwrap(), event);
+        let typed: Vec<k8s_openapi::api::core::v1::Event> = snap.events_for("p1");
+        assert_eq!(typed, [serde_json::from_value(event).unwrap()]);
+        // About a cluster-scoped object: no namespace comes back.
+        let node = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "node-1.1", "namespace": "default"},
+            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": "node-1",
+                "uid": "n1"},
+            "reason": "NodeNotReady", "type": "Normal"});
+        snap.insert(Prepared::of(node.clone()).unwrap());
+        let key = crate::rules::ObjectKey::new("v1", "Event", Some("default"), "node-1.1");
+        assert_eq!(snap.get_raw(&key).unwrap(), node);
     }
 }

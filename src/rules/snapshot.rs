@@ -75,13 +75,16 @@ impl Prepared {
         }
         let field = |f: &str| obj.get(f).and_then(Value::as_str).unwrap_or_default();
         let keep = Keep::of_kind(group_of(field("apiVersion")), field("kind"));
+        // Read before the trim: an Event's text leaves its name to its key.
+        let head: Head = serde::Deserialize::deserialize(&obj).unwrap_or_default();
         keep.trim(&mut obj);
-        Self::from_text(obj.to_string())
+        Self::from_parts(obj.to_string(), &head)
     }
 
-    /// An object from its compact JSON text as the watchers copy it (see
-    /// `cluster::raw`): key and index links are read from it through [`Head`], which skips
-    /// everything else unparsed.
+    /// An object from its compact JSON text: key and index links are read from it
+    /// through [`Head`], which skips everything else unparsed. Not for an Event as the
+    /// watchers keep it, whose text leaves its name to the [`Head`] gathered beside it
+    /// (see [`Prepared::from_parts`]).
     pub fn from_text(text: String) -> Result<Self, RulesError> {
         let head: Head =
             serde_json::from_str(&text).map_err(|_| RulesError::ObjectWithoutIdentity)?;
@@ -478,14 +481,27 @@ impl Snapshot {
     }
 
     /// A stored object read as `T` (a `Value` or its k8s-openapi type); `None` when it
-    /// does not read as one.
-    fn read<T: DeserializeOwned>(stored: &Stored) -> Option<T> {
+    /// does not read as one. An Event gets back what its text leaves to its key.
+    fn read<T: DeserializeOwned>(key: &ObjectKey, stored: &Stored) -> Option<T> {
+        if is_event(key) {
+            // Through text again, not `T::deserialize(Value)`: that would be another
+            // deserializer for every type read here, megabytes of code (Events are read
+            // this way seldom; `events_for` reads them typed).
+            let mut event: Value = serde_json::from_str(&stored.text).ok()?;
+            event_identity(key, &stored.links).restore_value(&mut event);
+            return serde_json::from_str(&event.to_string()).ok();
+        }
         serde_json::from_str(&stored.text).ok()
     }
 
     /// One object as the API server sent it (less what `upsert` drops).
     pub fn get_raw(&self, key: &ObjectKey) -> Option<Value> {
-        self.objects.get(key).and_then(Self::read)
+        self.objects.get(key).and_then(|s| Self::read(key, s))
+    }
+
+    /// An object's `metadata.uid` (of any kind but Event), without reading the object.
+    pub fn uid_of(&self, key: &ObjectKey) -> Option<&str> {
+        self.objects.get(key)?.links.uid.as_deref()
     }
 
     /// One object as its k8s-openapi type; `None` when unseen or unreadable.
@@ -495,7 +511,7 @@ impl Snapshot {
         name: &str,
     ) -> Option<K> {
         let key = ObjectKey::new(K::API_VERSION, K::KIND, namespace, name);
-        self.objects.get(&key).and_then(Self::read)
+        self.objects.get(&key).and_then(|s| Self::read(&key, s))
     }
 
     /// Objects of one group and kind, in a namespace or (with `None`) everywhere, as `T`.
@@ -514,8 +530,7 @@ impl Snapshot {
                     && k.kind() == kind
                     && namespace.is_none_or(|ns| k.namespace() == Some(ns))
             })
-            .filter_map(|k| self.objects.get(k))
-            .filter_map(Self::read)
+            .filter_map(|k| Self::read(k, self.objects.get(k)?))
     }
 
     /// Raw objects of one group and kind, in a namespace or (with `None`) everywhere.
@@ -540,8 +555,7 @@ impl Snapshot {
         };
         keys.iter()
             .filter(|k| k.group() == K::GROUP && k.kind() == K::KIND)
-            .filter_map(|k| self.objects.get(k))
-            .filter_map(Self::read)
+            .filter_map(|k| Self::read(k, self.objects.get(k)?))
             .collect()
     }
 
@@ -569,8 +583,7 @@ impl Snapshot {
             all
         };
         keys.into_iter()
-            .filter_map(|k| self.objects.get(k))
-            .filter_map(Self::read)
+            .filter_map(|k| Self::read(k, self.objects.get(k)?))
     }
 
     /// Objects of one group and kind in `namespace` whose pod template carries the label
@@ -587,8 +600,7 @@ impl Snapshot {
             .into_iter()
             .flatten()
             .filter(move |k| k.group() == group && k.kind() == kind)
-            .filter_map(|k| self.objects.get(k))
-            .filter_map(Self::read)
+            .filter_map(|k| Self::read(k, self.objects.get(k)?))
     }
 
     /// Records the runner's registry lookup for `image` (as the manifest writes it).
@@ -612,9 +624,73 @@ impl Snapshot {
             return Vec::new();
         };
         keys.iter()
-            .filter_map(|k| self.objects.get(k))
-            .filter_map(Self::read)
+            .filter_map(|k| {
+                let stored = self.objects.get(k)?;
+                let mut event: Event = serde_json::from_str(&stored.text).ok()?;
+                event_identity(k, &stored.links).restore(&mut event);
+                Some(event)
+            })
             .collect()
+    }
+}
+
+fn is_event(key: &ObjectKey) -> bool {
+    (key.group(), key.kind()) == ("", "Event")
+}
+
+/// What an Event's text leaves to its key and index links (`kept::EVENT_METADATA`,
+/// `kept::involved_object`), to be put back when it is read.
+struct EventIdentity<'a> {
+    key: &'a ObjectKey,
+    about: Option<&'a ObjectKey>,
+    about_uid: Option<&'a str>,
+}
+
+fn event_identity<'a>(key: &'a ObjectKey, links: &'a Links) -> EventIdentity<'a> {
+    EventIdentity {
+        key,
+        about: links.about.as_ref(),
+        about_uid: links.about_uid.as_deref(),
+    }
+}
+
+impl EventIdentity<'_> {
+    fn restore(&self, event: &mut Event) {
+        let owned = |s: Option<&str>| s.map(str::to_owned);
+        event.metadata.name = Some(self.key.name().to_owned());
+        event.metadata.namespace = owned(self.key.namespace());
+        let involved = &mut event.involved_object;
+        if let Some(about) = self.about {
+            involved.kind = Some(about.kind().to_owned());
+            involved.name = Some(about.name().to_owned());
+            involved.namespace = owned(about.namespace());
+        }
+        if let Some(uid) = self.about_uid {
+            involved.uid = Some(uid.to_owned());
+        }
+    }
+
+    fn restore_value(&self, event: &mut Value) {
+        let Some(map) = event.as_object_mut() else {
+            return;
+        };
+        let text = |s: &str| Value::String(s.to_owned());
+        let mut put = |at: &str, field: &str, value: Option<&str>| {
+            let inner = map
+                .entry(at)
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let (Some(inner), Some(value)) = (inner.as_object_mut(), value) {
+                inner.insert(field.to_owned(), text(value));
+            }
+        };
+        put("metadata", "name", Some(self.key.name()));
+        put("metadata", "namespace", self.key.namespace());
+        if let Some(about) = self.about {
+            put("involvedObject", "kind", Some(about.kind()));
+            put("involvedObject", "name", Some(about.name()));
+            put("involvedObject", "namespace", about.namespace());
+        }
+        put("involvedObject", "uid", self.about_uid);
     }
 }
 

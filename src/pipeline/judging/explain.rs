@@ -53,11 +53,7 @@ impl LogSource for NoLogs {
 }
 
 fn uid(snapshot: &Snapshot, key: &ObjectKey) -> Option<String> {
-    snapshot
-        .get_raw(key)?
-        .pointer("/metadata/uid")?
-        .as_str()
-        .map(str::to_owned)
+    snapshot.uid_of(key).map(str::to_owned)
 }
 
 /// The explained outcome of `judged`, with a log tail when a container failed.
