@@ -17,6 +17,10 @@ pub struct CiStates {
     held: BTreeMap<ResourceId, (String, Duration)>,
     /// The last state printed for each resource, its times blanked out.
     printed: HashMap<ResourceId, String>,
+    /// No held state began before this (a lower bound: a state replaced or dropped since
+    /// may have been the earliest), so [`CiStates::due`] need not look at every held state
+    /// on every event of a deploy of thousands.
+    earliest: Option<Duration>,
 }
 
 impl CiStates {
@@ -34,12 +38,25 @@ impl CiStates {
             }
             _ => {
                 self.held.insert(id.clone(), (state.to_owned(), at));
+                self.earliest = Some(self.earliest.map_or(at, |e| e.min(at)));
             }
         }
     }
 
     /// The states that have held for [`HOLD`] by `at`, in resource order: to print now.
     pub fn due(&mut self, at: Duration) -> Vec<(ResourceId, String)> {
+        if self
+            .earliest
+            .is_none_or(|earliest| at.saturating_sub(earliest) < HOLD)
+        {
+            return Vec::new();
+        }
+        self.earliest = self
+            .held
+            .values()
+            .map(|(_, since)| *since)
+            .filter(|since| at.saturating_sub(*since) < HOLD)
+            .min();
         let ready: Vec<ResourceId> = self
             .held
             .iter()
@@ -173,6 +190,33 @@ mod tests {
         );
         // Printed once.
         assert_eq!(ci.due(secs(5.0)), []);
+    }
+
+    #[test]
+    fn every_held_state_is_printed_once_it_has_held_whatever_came_and_went_before() {
+        let mut ci = CiStates::default();
+        ci.seen(&web(), "0/2 replicas updated", secs(0.0));
+        ci.seen(&api(), "0/1 replicas updated", secs(0.6));
+        // The earliest goes before it is due: the later one is still printed on time.
+        ci.decided(&web());
+        assert_eq!(ci.due(secs(1.5)), []);
+        assert_eq!(
+            ci.due(secs(1.6)),
+            [(api(), "0/1 replicas updated".to_owned())]
+        );
+        // Seen after a look found nothing due.
+        ci.seen(&web(), "1/2 replicas updated", secs(2.0));
+        assert_eq!(ci.due(secs(2.9)), []);
+        ci.seen(&api(), "1/1 replicas updated", secs(2.5));
+        assert_eq!(
+            ci.due(secs(3.0)),
+            [(web(), "1/2 replicas updated".to_owned())]
+        );
+        assert_eq!(ci.due(secs(3.4)), []);
+        assert_eq!(
+            ci.due(secs(3.5)),
+            [(api(), "1/1 replicas updated".to_owned())]
+        );
     }
 
     #[test]
