@@ -22,8 +22,9 @@ export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"
 # (see the comment there); a glibc build links no mimalloc and ignores the define.
 export CFLAGS="${CFLAGS:-} -DMI_DEFAULT_ARENA_EAGER_COMMIT=0"
 
-cargo build --release --locked --target "$target" -p deploy-action --bin deploy-action
-bin="$CARGO_TARGET_DIR/$target/release/deploy-action"
+# The profile the release workflow ships (Cargo.toml: thin LTO, one codegen unit).
+cargo build --profile dist --locked --target "$target" -p deploy-action --bin deploy-action
+bin="$CARGO_TARGET_DIR/$target/dist/deploy-action"
 
 # ldd exits non-zero on a static executable, so its verdict is read from its words.
 ldd_out="$(ldd "$bin" 2>&1 || true)"

@@ -147,3 +147,45 @@ fn every_target_the_action_downloads_is_built_and_signed() {
     assert_eq!(permissions["id-token"].as_str(), Some("write"));
     assert_eq!(permissions["attestations"].as_str(), Some("write"));
 }
+
+#[test]
+fn what_a_release_ships_is_built_and_checked_with_the_dist_profile() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    // The section's lines, up to the next section.
+    let dist: Vec<&str> = manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[profile.dist]")
+        .skip(1)
+        .take_while(|l| !l.starts_with('['))
+        .map(str::trim)
+        .collect();
+    for line in [
+        r#"inherits = "release""#,
+        r#"lto = "thin""#,
+        "codegen-units = 1",
+    ] {
+        assert!(
+            dist.contains(&line),
+            "[profile.dist] lacks {line}: {dist:?}"
+        );
+    }
+    let wf = workflow("release.yml");
+    let build = steps(&wf, "build");
+    let builds: Vec<&String> = build
+        .iter()
+        .filter(|s| s.contains("cargo build") || s.contains("cargo zigbuild"))
+        .collect();
+    assert_eq!(builds.len(), 2, "{builds:?}");
+    for s in builds {
+        assert!(
+            s.contains("--profile dist") && !s.contains("--release"),
+            "{s}"
+        );
+    }
+    let checked = &build[step(&build, "Check linkage")];
+    assert!(
+        checked.contains("target/$TARGET/dist/deploy-action"),
+        "{checked}"
+    );
+}
