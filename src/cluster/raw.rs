@@ -159,7 +159,13 @@ impl<K: Kept> RawObject<K> {
 
     /// The object as JSON text, stamped with the apiVersion and kind it was watched as.
     pub fn into_text(self, resource: &ApiResource) -> String {
-        let mut text = String::with_capacity(self.rest.len() + 64);
+        // Sized to fit: the snapshot keeps it as a boxed str, which would shrink it again.
+        let quoted = |s: &str| s.len() + 2 + s.bytes().filter(|b| needs_escape(*b)).count() * 5;
+        let len = "{\"apiVersion\":,\"kind\":,".len()
+            + quoted(&resource.api_version)
+            + quoted(&resource.kind)
+            + self.rest.len();
+        let mut text = String::with_capacity(len);
         text.push_str("{\"apiVersion\":");
         push_json_str(&mut text, &resource.api_version);
         text.push_str(",\"kind\":");
@@ -208,6 +214,13 @@ impl<K: Kept> Resource for RawObject<K> {
 impl<'de, K: Kept> serde::Deserialize<'de> for RawObject<K> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut raw = RawObject::<K>::default();
+        // Room for most objects of the kind at once: grown from nothing, the copy of a
+        // pod would be reallocated nine times on its way to 2 KB. It lives only until
+        // `into_text` copies it.
+        raw.rest.reserve(match K::KEEP {
+            Keep::Event => 512,
+            Keep::Pod | Keep::Whole => 2048,
+        });
         d.deserialize_map(Copy {
             out: &mut raw.rest,
             at: At::Top,
@@ -336,14 +349,19 @@ impl<'de> DeserializeSeed<'de> for Copy<'_> {
 fn push_json_str(out: &mut String, s: &str) {
     // Most strings need no escaping; the rest get serde_json's own (writing into a String
     // cannot fail).
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    if s.bytes().any(needs_escape) {
+        let _ = serde_json::to_writer(StringWriter(out), s);
+    } else {
         out.reserve(s.len() + 2);
         out.push('"');
         out.push_str(s);
         out.push('"');
-    } else {
-        let _ = serde_json::to_writer(StringWriter(out), s);
     }
+}
+
+/// Whether JSON text must escape this byte of a string (at most as `\u00XX`).
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
 }
 
 /// `io::Write` over a `String`, for serde_json's writers (which write UTF-8 only).
@@ -553,6 +571,8 @@ mod tests {
             out.starts_with(r#"{"apiVersion":"v1","kind":"Pod","metadata":"#),
             "{out}"
         );
+        // Allocated at its size: boxing it for the snapshot copies nothing.
+        assert_eq!(out.capacity(), out.len());
         assert_eq!(
             serde_json::from_str::<Value>(&out).unwrap(),
             json!({"metadata": {"name": "web-1", "namespace": "shop",

@@ -231,6 +231,10 @@ impl Links {
 /// evidence shows 10.
 pub const EVENTS_PER_OBJECT: usize = 50;
 
+/// A map keyed by strings (uids, names, labels) hashed with foldhash, seeded per run: a
+/// uid is hashed for every object that arrives, and SipHash was 2% of a large deploy's CPU.
+type StrMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Everything seen so far, with the indexes the rules need.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -238,20 +242,20 @@ pub struct Snapshot {
     /// Every object's key, in key order: a kind's objects (in a namespace) are one range.
     ordered: BTreeSet<ObjectKey>,
     /// owner uid -> owned objects of the kinds in `OWNED_KINDS`.
-    children: HashMap<String, BTreeSet<ObjectKey>>,
+    children: StrMap<String, BTreeSet<ObjectKey>>,
     /// involvedObject uid -> core/v1 Events about it.
-    events: HashMap<String, BTreeSet<ObjectKey>>,
+    events: StrMap<String, BTreeSet<ObjectKey>>,
     /// (namespace, pod template label, value) -> the workloads a Service may select
     /// (`service::WORKLOAD_KINDS`) whose pod template carries that label.
-    templates: HashMap<(String, String, String), BTreeSet<ObjectKey>>,
+    templates: StrMap<(String, String, String), BTreeSet<ObjectKey>>,
     /// (namespace, Service name label) -> the EndpointSlices labelled for it.
-    slices: HashMap<(Option<String>, String), BTreeSet<ObjectKey>>,
+    slices: StrMap<(Option<String>, String), BTreeSet<ObjectKey>>,
     /// The runner's registry lookups, by image reference; fed in like watch events.
     registry: RegistryViews,
     /// Objects seen and then deleted (and not seen again since).
     deleted: KeySet,
     /// uid -> object, to walk from a changed object to its owners.
-    uids: HashMap<String, ObjectKey>,
+    uids: StrMap<String, ObjectKey>,
     /// What changed since the last [`Snapshot::take_touched`].
     touched: Touched,
     /// Events inserted so far, numbering their arrival.
@@ -694,7 +698,7 @@ impl EventIdentity<'_> {
     }
 }
 
-fn remove_from(index: &mut HashMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
+fn remove_from(index: &mut StrMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
     if let Some(set) = index.get_mut(uid) {
         set.remove(key);
         if set.is_empty() {
