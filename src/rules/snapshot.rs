@@ -91,6 +91,13 @@ impl Prepared {
         Self::from_parts(text, &head)
     }
 
+    /// Its key and index links, as text: what the snapshot files it by, for tests that
+    /// hold two ways of reading an object to the same result.
+    #[cfg(test)]
+    pub(crate) fn index_links(&self) -> String {
+        format!("{:?} {:?}", self.key, self.stored.links)
+    }
+
     /// An object from its compact text and the [`Head`] the watcher gathered while it
     /// copied the text (`cluster::raw`): nothing is read twice.
     pub fn from_parts(text: String, head: &Head) -> Result<Self, RulesError> {
