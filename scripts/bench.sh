@@ -6,13 +6,19 @@
 #
 #   scripts/bench.sh [--runs 3] [--sizes 1,50] [--variants healthy,missing]
 #                    [--tools deploy-action,rollout,wait,kpt,poller] [--timeout 120]
-#                    [--nodes auto] [--replicas 4] [--raw FILE] [--no-build]
+#                    [--nodes auto] [--replicas 4] [--raw FILE] [--baseline BIN]
+#                    [--no-build]
 #
 # Sizes are Deployments (each with --replicas pods and a Service): 500 is 2,000 pods, 2500
 # is 10,000. --nodes auto gives 25 nodes, or one per 100 pods beyond that (100 at 2500).
 # Variants: healthy (every image pulls in 10 ms), missing (the first Deployment's image is
 # not in the registry), stuck (every pull takes an hour: the run waits out --timeout with
 # nothing changing, so its CPU is the idle cost of that long a wait).
+#
+# Runs alternate tool by tool (run 1 of each, then run 2 of each...), so a machine whose
+# speed drifts during the bench drifts under every tool alike. --baseline BIN also times
+# another deploy-action binary (an earlier build, or the static one a release ships) as
+# tool `baseline`, run just before deploy-action, with the same arguments.
 #
 # Tools:
 #   deploy-action  release build, `deploy --settle 0 --image-preflight off` (no settle and no
@@ -42,6 +48,7 @@ nodes=auto
 replicas=4
 raw=""
 build=1
+baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -52,8 +59,9 @@ while [ $# -gt 0 ]; do
     --nodes) nodes="$2"; shift 2 ;;
     --replicas) replicas="$2"; shift 2 ;;
     --raw) raw="$2"; shift 2 ;;
+    --baseline) baseline="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -67,6 +75,10 @@ if [ "$build" = 1 ]; then
 fi
 bin="$(pwd)/${CARGO_TARGET_DIR:-target}/release"
 case "${CARGO_TARGET_DIR:-}" in /*) bin="$CARGO_TARGET_DIR/release" ;; esac
+if [ -n "$baseline" ]; then
+  [ -x "$baseline" ] || { echo "bench.sh: --baseline $baseline is not an executable" >&2; exit 2; }
+  tools="baseline,$tools"
+fi
 
 work="$(mktemp -d)"
 # shellcheck source=scripts/bench-common.sh
@@ -143,8 +155,10 @@ run_tool() {
   local tool="$1" dir="$2" kc="$3"
   export KUBECONFIG="$kc"
   case "$tool" in
-    deploy-action)
-      "$bin/deploy-action" deploy -f "$dir" --kubeconfig "$kc" --timeout "${timeout}s" \
+    deploy-action | baseline)
+      local exe="$bin/deploy-action"
+      [ "$tool" = deploy-action ] || exe="$baseline"
+      "$exe" deploy -f "$dir" --kubeconfig "$kc" --timeout "${timeout}s" \
         --settle 0 --image-preflight off ;;
     rollout)
       kubectl apply --server-side -f "$dir" >/dev/null || return
@@ -177,7 +191,7 @@ one_run() {
   local start end code=0
   start="$(now_ms)"
   /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
-    bash -c "$(declare -f run_tool); bin='$bin' work='$work' timeout='$timeout' \
+    bash -c "$(declare -f run_tool); bin='$bin' baseline='$baseline' work='$work' timeout='$timeout' \
       run_tool '$tool' '$dir' '$kc'" >"$work/tool.log" 2>&1 || code=$?
   end="$(now_ms)"
   local milestones requests decisive after
@@ -212,8 +226,8 @@ IFS=, read -r -a tool_list <<<"$tools"
 began="$(date +%s)"
 for size in "${size_list[@]}"; do
   for variant in "${variant_list[@]}"; do
-    for tool in "${tool_list[@]}"; do
-      for ((r = 1; r <= runs; r++)); do
+    for ((r = 1; r <= runs; r++)); do
+      for tool in "${tool_list[@]}"; do
         one_run "$tool" "$size" "$variant" "$r"
       done
     done
