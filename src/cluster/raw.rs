@@ -139,12 +139,14 @@ impl<K: Kept> RawObject<K> {
 
     /// The object as a `Value` with its name and namespace, which an Event's text leaves
     /// to its key (`Null` if the text does not read; for deletions, which are few).
-    pub fn into_value(self, resource: &ApiResource) -> Value {
-        let meta = self.found.meta.clone();
+    pub fn into_value(mut self, resource: &ApiResource) -> Value {
+        let fields = [
+            ("name", self.found.meta.name.take()),
+            ("namespace", self.found.meta.namespace.take()),
+        ];
         let mut value: Value =
             serde_json::from_str(&self.into_text(resource)).unwrap_or(Value::Null);
         if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
-            let fields = [("name", meta.name), ("namespace", meta.namespace)];
             for (field, known) in fields {
                 if let Some(known) = known {
                     metadata
@@ -158,11 +160,11 @@ impl<K: Kept> RawObject<K> {
 
     /// The object as JSON text, stamped with the apiVersion and kind it was watched as.
     pub fn into_text(self, resource: &ApiResource) -> String {
-        // Sized to fit: the snapshot keeps it as a boxed str, which would shrink it again.
-        let quoted = |s: &str| s.len() + 2 + s.bytes().filter(|b| needs_escape(*b)).count() * 5;
-        let len = "{\"apiVersion\":,\"kind\":,".len()
-            + quoted(&resource.api_version)
-            + quoted(&resource.kind)
+        // Sized to fit (an apiVersion or kind has nothing to escape): the snapshot keeps it
+        // as a boxed str, which would shrink it again.
+        let len = r#"{"apiVersion":"","kind":"","#.len()
+            + resource.api_version.len()
+            + resource.kind.len()
             + self.rest.len();
         let mut text = String::with_capacity(len);
         text.push_str("{\"apiVersion\":");
@@ -720,8 +722,8 @@ mod tests {
     }
 
     /// What a watcher keeping `K` makes of `object`, read back, and its watch metadata.
-    /// What it gathers is what serde reads from the whole object (an Event's copy leaves
-    /// its name and what it is about to the key made from that).
+    /// The key and index links it gathers are those the snapshot reads from the whole
+    /// object (an Event's copy leaves its name and what it is about to them).
     fn kept<K: Kept>(object: &Value, kind: &str, plural: &str) -> (Value, ObjectMeta) {
         let raw: RawObject<K> = serde_json::from_str(&object.to_string()).unwrap();
         let meta = raw.meta().clone();

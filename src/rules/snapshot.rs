@@ -66,9 +66,9 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// An object from a `Value` (tests, and callers holding one): as [`Prepared::from_text`]
-    /// of its compact text, less `metadata.managedFields` and, for Pods and Events, less
-    /// what is not [`Keep`]t, as the watchers keep them.
+    /// An object from a `Value` (tests, and callers holding one): its compact text, less
+    /// `metadata.managedFields` and, for Pods and Events, less what is not [`Keep`]t, as
+    /// the watchers keep them; key and index links read from the whole object.
     pub fn of(mut obj: Value) -> Result<Self, RulesError> {
         if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
@@ -79,16 +79,6 @@ impl Prepared {
         let head: Head = serde::Deserialize::deserialize(&obj).unwrap_or_default();
         keep.trim(&mut obj);
         Self::from_parts(obj.to_string(), &head)
-    }
-
-    /// An object from its compact JSON text: key and index links are read from it
-    /// through [`Head`], which skips everything else unparsed. Not for an Event as the
-    /// watchers keep it, whose text leaves its name to the [`Head`] gathered beside it
-    /// (see [`Prepared::from_parts`]).
-    pub fn from_text(text: String) -> Result<Self, RulesError> {
-        let head: Head =
-            serde_json::from_str(&text).map_err(|_| RulesError::ObjectWithoutIdentity)?;
-        Self::from_parts(text, &head)
     }
 
     /// Its key and index links, as text: what the snapshot files it by, for tests that
@@ -144,6 +134,47 @@ struct WorkloadLinks {
 }
 
 impl Links {
+    /// What an Event's text leaves to its key and these links (`kept::EVENT_METADATA`,
+    /// `kept::involved_object`), put back when it is read as its type.
+    fn restore_event(&self, key: &ObjectKey, event: &mut Event) {
+        let owned = |s: Option<&str>| s.map(str::to_owned);
+        event.metadata.name = Some(key.name().to_owned());
+        event.metadata.namespace = owned(key.namespace());
+        let involved = &mut event.involved_object;
+        if let Some(about) = &self.about {
+            involved.kind = Some(about.kind().to_owned());
+            involved.name = Some(about.name().to_owned());
+            involved.namespace = owned(about.namespace());
+        }
+        if let Some(uid) = &self.about_uid {
+            involved.uid = Some(uid.to_string());
+        }
+    }
+
+    /// [`Links::restore_event`] on the Event as a `Value`.
+    fn restore_event_value(&self, key: &ObjectKey, event: &mut Value) {
+        let Some(map) = event.as_object_mut() else {
+            return;
+        };
+        let text = |s: &str| Value::String(s.to_owned());
+        let mut put = |at: &str, field: &str, value: Option<&str>| {
+            let inner = map
+                .entry(at)
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let (Some(inner), Some(value)) = (inner.as_object_mut(), value) {
+                inner.insert(field.to_owned(), text(value));
+            }
+        };
+        put("metadata", "name", Some(key.name()));
+        put("metadata", "namespace", key.namespace());
+        if let Some(about) = &self.about {
+            put("involvedObject", "kind", Some(about.kind()));
+            put("involvedObject", "name", Some(about.name()));
+            put("involvedObject", "namespace", about.namespace());
+        }
+        put("involvedObject", "uid", self.about_uid.as_deref());
+    }
+
     #[cfg(test)]
     pub(crate) fn of(key: &ObjectKey, obj: &Value) -> Self {
         let head = serde::Deserialize::deserialize(obj).unwrap_or_default();
@@ -499,7 +530,7 @@ impl Snapshot {
             // deserializer for every type read here, megabytes of code (Events are read
             // this way seldom; `events_for` reads them typed).
             let mut event: Value = serde_json::from_str(&stored.text).ok()?;
-            event_identity(key, &stored.links).restore_value(&mut event);
+            stored.links.restore_event_value(key, &mut event);
             return serde_json::from_str(&event.to_string()).ok();
         }
         serde_json::from_str(&stored.text).ok()
@@ -638,7 +669,7 @@ impl Snapshot {
             .filter_map(|k| {
                 let stored = self.objects.get(k)?;
                 let mut event: Event = serde_json::from_str(&stored.text).ok()?;
-                event_identity(k, &stored.links).restore(&mut event);
+                stored.links.restore_event(k, &mut event);
                 Some(event)
             })
             .collect()
@@ -647,62 +678,6 @@ impl Snapshot {
 
 fn is_event(key: &ObjectKey) -> bool {
     (key.group(), key.kind()) == ("", "Event")
-}
-
-/// What an Event's text leaves to its key and index links (`kept::EVENT_METADATA`,
-/// `kept::involved_object`), to be put back when it is read.
-struct EventIdentity<'a> {
-    key: &'a ObjectKey,
-    about: Option<&'a ObjectKey>,
-    about_uid: Option<&'a str>,
-}
-
-fn event_identity<'a>(key: &'a ObjectKey, links: &'a Links) -> EventIdentity<'a> {
-    EventIdentity {
-        key,
-        about: links.about.as_ref(),
-        about_uid: links.about_uid.as_deref(),
-    }
-}
-
-impl EventIdentity<'_> {
-    fn restore(&self, event: &mut Event) {
-        let owned = |s: Option<&str>| s.map(str::to_owned);
-        event.metadata.name = Some(self.key.name().to_owned());
-        event.metadata.namespace = owned(self.key.namespace());
-        let involved = &mut event.involved_object;
-        if let Some(about) = self.about {
-            involved.kind = Some(about.kind().to_owned());
-            involved.name = Some(about.name().to_owned());
-            involved.namespace = owned(about.namespace());
-        }
-        if let Some(uid) = self.about_uid {
-            involved.uid = Some(uid.to_owned());
-        }
-    }
-
-    fn restore_value(&self, event: &mut Value) {
-        let Some(map) = event.as_object_mut() else {
-            return;
-        };
-        let text = |s: &str| Value::String(s.to_owned());
-        let mut put = |at: &str, field: &str, value: Option<&str>| {
-            let inner = map
-                .entry(at)
-                .or_insert_with(|| Value::Object(serde_json::Map::new()));
-            if let (Some(inner), Some(value)) = (inner.as_object_mut(), value) {
-                inner.insert(field.to_owned(), text(value));
-            }
-        };
-        put("metadata", "name", Some(self.key.name()));
-        put("metadata", "namespace", self.key.namespace());
-        if let Some(about) = self.about {
-            put("involvedObject", "kind", Some(about.kind()));
-            put("involvedObject", "name", Some(about.name()));
-            put("involvedObject", "namespace", about.namespace());
-        }
-        put("involvedObject", "uid", self.about_uid);
-    }
 }
 
 fn remove_from(index: &mut StrMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
@@ -846,7 +821,7 @@ mod tests {
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "web", "namespace": "shop", "uid": "d-1"},
             "spec": {"replicas": 2, "template": {"metadata": "none"}}});
-        let prepared = Prepared::from_text(deployment.to_string()).unwrap();
+        let prepared = Prepared::of(deployment).unwrap();
         assert_eq!(prepared.stored.links.template(), Some(&Value::Null));
         assert_eq!(prepared.stored.links.uid.as_deref(), Some("d-1"));
 
@@ -855,10 +830,7 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": "x"}),
             json!([1]),
         ] {
-            assert!(
-                Prepared::from_text(unnamed.to_string()).is_err(),
-                "{unnamed}"
-            );
+            assert!(Prepared::of(unnamed.clone()).is_err(), "{unnamed}");
         }
     }
 
