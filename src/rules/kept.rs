@@ -351,5 +351,11 @@ mod tests {
         snap.insert(Prepared::of(node.clone()).unwrap());
         let key = crate::rules::ObjectKey::new("v1", "Event", Some("default"), "node-1.1");
         assert_eq!(snap.get_raw(&key).unwrap(), node);
+        // About nothing it names: nothing is made up for it.
+        let bare = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "bare.1", "namespace": "default"}, "reason": "Odd"});
+        snap.insert(Prepared::of(bare.clone()).unwrap());
+        let key = crate::rules::ObjectKey::new("v1", "Event", Some("default"), "bare.1");
+        assert_eq!(snap.get_raw(&key).unwrap(), bare);
     }
 }

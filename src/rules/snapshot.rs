@@ -158,10 +158,11 @@ impl Links {
         };
         let text = |s: &str| Value::String(s.to_owned());
         let mut put = |at: &str, field: &str, value: Option<&str>| {
+            let Some(value) = value else { return };
             let inner = map
                 .entry(at)
                 .or_insert_with(|| Value::Object(serde_json::Map::new()));
-            if let (Some(inner), Some(value)) = (inner.as_object_mut(), value) {
+            if let Some(inner) = inner.as_object_mut() {
                 inner.insert(field.to_owned(), text(value));
             }
         };
