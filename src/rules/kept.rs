@@ -209,14 +209,15 @@ pub const EVENT_FIELDS: &[&str] = &[
 /// its key in the snapshot, which puts them back when the Event is read.
 pub const EVENT_METADATA: &[&str] = &[];
 
-/// The fields of an Event's involvedObject that its key in the snapshot holds already (as
-/// the key of the object it is about, and that object's uid), and its resourceVersion,
-/// which no rule reads. Left out of the text only when the key can put them back.
+/// The fields of an Event's involvedObject that the snapshot holds already (the key of the
+/// object it is about, and that object's uid, which it files the Event under), and its
+/// resourceVersion, which no rule reads. Left out of the text only when they can be put
+/// back.
 pub const INVOLVED_IDENTITY: &[&str] = &["kind", "name", "namespace", "uid", "resourceVersion"];
 
 /// An Event's involvedObject as kept: without [`INVOLVED_IDENTITY`] when it names the
-/// object fully (apiVersion, kind, name and uid, so the snapshot indexes the Event under
-/// it and can put them back), else whole. `apiVersion` and `fieldPath` (which container
+/// object fully (apiVersion, kind, name and uid, so the snapshot files the Event under
+/// it and can put them back, `rules::event_store`), else whole. `apiVersion` and `fieldPath` (which container
 /// an image-pull Event is about) stay.
 pub fn involved_object(involved: &Value) -> Value {
     let text = |f: &str| involved.get(f).and_then(Value::as_str).is_some();

@@ -9,6 +9,7 @@ pub mod assess;
 pub mod assessment;
 pub mod custom;
 pub mod error;
+pub(crate) mod event_store;
 pub mod exists;
 pub mod head;
 pub mod health;

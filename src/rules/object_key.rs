@@ -40,7 +40,7 @@ impl KeyParts {
 /// The few distinct groups, kinds and namespaces of a run, shared by every key.
 static INTERNED: LazyLock<Mutex<HashSet<Arc<str>>>> = LazyLock::new(Mutex::default);
 
-fn intern(s: &str) -> Arc<str> {
+pub(crate) fn intern(s: &str) -> Arc<str> {
     let mut all = INTERNED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -1,6 +1,7 @@
 //! What the watchers have seen so far, kept as the API server sent it, so the rules can be
 //! pure functions of it: the I/O layer feeds every watch event in, the rules only read.
 
+use super::event_store::{self, EventStore, KeptEvent};
 use super::kept::Keep;
 use crate::rules::error::RulesError;
 use crate::rules::health::rule::HealthRules;
@@ -14,6 +15,7 @@ use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+pub use super::event_store::EVENTS_PER_OBJECT;
 use super::head::Head;
 use super::object_key::{KeyMap, KeySet};
 pub use super::object_key::{ObjectKey, group_of};
@@ -118,9 +120,6 @@ pub(crate) struct Links {
     pub(crate) slice_for: Option<Box<str>>,
     /// What a selectable workload (`service::WORKLOAD_KINDS`) shows Services.
     workload: Option<Box<WorkloadLinks>>,
-    /// An Event's place in the order of arrival (set by [`Snapshot::insert`]), to keep
-    /// the latest [`EVENTS_PER_OBJECT`].
-    arrived: u64,
 }
 
 /// What a Service's rule reads of a selectable workload.
@@ -134,48 +133,6 @@ struct WorkloadLinks {
 }
 
 impl Links {
-    /// What an Event's text leaves to its key and these links (`kept::EVENT_METADATA`,
-    /// `kept::involved_object`), put back when it is read as its type.
-    fn restore_event(&self, key: &ObjectKey, event: &mut Event) {
-        let owned = |s: Option<&str>| s.map(str::to_owned);
-        event.metadata.name = Some(key.name().to_owned());
-        event.metadata.namespace = owned(key.namespace());
-        let involved = &mut event.involved_object;
-        if let Some(about) = &self.about {
-            involved.kind = Some(about.kind().to_owned());
-            involved.name = Some(about.name().to_owned());
-            involved.namespace = owned(about.namespace());
-        }
-        if let Some(uid) = &self.about_uid {
-            involved.uid = Some(uid.to_string());
-        }
-    }
-
-    /// [`Links::restore_event`] on the Event as a `Value`.
-    fn restore_event_value(&self, key: &ObjectKey, event: &mut Value) {
-        let Some(map) = event.as_object_mut() else {
-            return;
-        };
-        let text = |s: &str| Value::String(s.to_owned());
-        let mut put = |at: &str, field: &str, value: Option<&str>| {
-            let Some(value) = value else { return };
-            let inner = map
-                .entry(at)
-                .or_insert_with(|| Value::Object(serde_json::Map::new()));
-            if let Some(inner) = inner.as_object_mut() {
-                inner.insert(field.to_owned(), text(value));
-            }
-        };
-        put("metadata", "name", Some(key.name()));
-        put("metadata", "namespace", key.namespace());
-        if let Some(about) = &self.about {
-            put("involvedObject", "kind", Some(about.kind()));
-            put("involvedObject", "name", Some(about.name()));
-            put("involvedObject", "namespace", about.namespace());
-        }
-        put("involvedObject", "uid", self.about_uid.as_deref());
-    }
-
     #[cfg(test)]
     pub(crate) fn of(key: &ObjectKey, obj: &Value) -> Self {
         let head = serde::Deserialize::deserialize(obj).unwrap_or_default();
@@ -227,7 +184,6 @@ impl Links {
                     service_view: serde_json::to_string(&view).unwrap_or_default(),
                 })
             }),
-            arrived: 0,
         }
     }
 
@@ -263,13 +219,6 @@ impl Links {
     }
 }
 
-/// Events kept per involved object: the latest by arrival. A merged Event (the same one
-/// again, its count raised) arrives anew, so a repeating cause stays; what is dropped is
-/// an object's oldest distinct Events beyond this many, which bounds memory over a long
-/// wait on a noisy object. Rules read the image-pull and volume Events, a handful each;
-/// evidence shows 10.
-pub const EVENTS_PER_OBJECT: usize = 50;
-
 /// A map keyed by strings (uids, names, labels) hashed with foldhash, seeded per run: a
 /// uid is hashed for every object that arrives, and SipHash was 2% of a large deploy's CPU.
 type StrMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -282,8 +231,9 @@ pub struct Snapshot {
     ordered: BTreeSet<ObjectKey>,
     /// owner uid -> owned objects of the kinds in `OWNED_KINDS`.
     children: StrMap<String, BTreeSet<ObjectKey>>,
-    /// involvedObject uid -> core/v1 Events about it.
-    events: StrMap<String, BTreeSet<ObjectKey>>,
+    /// core/v1 Events about an object with a uid, filed under that uid. Not in `objects`
+    /// (nor `ordered`): an Event there costs twice what it does here.
+    events: EventStore,
     /// (namespace, pod template label, value) -> the workloads a Service may select
     /// (`service::WORKLOAD_KINDS`) whose pod template carries that label.
     templates: StrMap<(String, String, String), BTreeSet<ObjectKey>>,
@@ -297,8 +247,6 @@ pub struct Snapshot {
     uids: StrMap<String, ObjectKey>,
     /// What changed since the last [`Snapshot::take_touched`].
     touched: Touched,
-    /// Events inserted so far, numbering their arrival.
-    arrivals: u64,
     /// The run's own health rules (`--rules`), ahead of CRD annotations and the bundled
     /// library.
     health: Arc<HealthRules>,
@@ -358,6 +306,19 @@ impl Snapshot {
         if let Some(about) = links.about.take() {
             links.about = Some(self.shared(about));
         }
+        if is_event(&key)
+            && let Some(uid) = links.about_uid.take()
+        {
+            // Kept before under its key (when it named no uid), it is now filed here.
+            if self.objects.contains_key(&key) {
+                self.forget(&key);
+            }
+            self.deleted.remove(&key);
+            let event = KeptEvent::new(&key, links.about.take(), text);
+            self.touch_event(&key, event.about().cloned());
+            self.events.upsert(&uid, event);
+            return key;
+        }
         // A workload's status changes often; a Service reads none of it.
         let read_by_services = links.service_view().is_none()
             || self
@@ -372,24 +333,6 @@ impl Snapshot {
                 .entry(uid.to_string())
                 .or_default()
                 .insert(key.clone());
-        }
-        let mut evicted = None;
-        if let Some(uid) = &links.about_uid {
-            self.arrivals += 1;
-            links.arrived = self.arrivals;
-            let about = self.events.entry(uid.to_string()).or_default();
-            about.insert(key.clone());
-            if about.len() > EVENTS_PER_OBJECT {
-                evicted = about
-                    .iter()
-                    .filter(|k| **k != key)
-                    .min_by_key(|k| self.objects.get(*k).map_or(0, |o| o.links.arrived))
-                    .cloned();
-            }
-        }
-        if let Some(oldest) = evicted {
-            // Not a deletion: the Event may still exist, it is only no longer kept.
-            self.forget(&oldest);
         }
         if let Some(service) = &links.slice_for {
             let at = (key.namespace().map(str::to_owned), service.to_string());
@@ -428,6 +371,14 @@ impl Snapshot {
     /// [`Snapshot::remove`] by key.
     pub fn remove_key(&mut self, key: ObjectKey) {
         let key = self.shared(key);
+        if is_event(&key)
+            && !self.objects.contains_key(&key)
+            && let Some(event) = self.events.remove(key.namespace(), key.name())
+        {
+            self.touch_event(&key, event.about().cloned());
+            self.deleted.insert(key);
+            return;
+        }
         self.touch(&key, true);
         if self.forget(&key) {
             self.deleted.insert(key);
@@ -445,7 +396,18 @@ impl Snapshot {
     /// chain as far as they have been seen (an owner seen later touches itself then).
     /// `contents`: whether what a Service's rule reads of the object may have changed.
     fn touch(&mut self, key: &ObjectKey, contents: bool) {
-        let mut next = vec![(key.clone(), true)];
+        self.touch_from(vec![(key.clone(), true)], contents);
+    }
+
+    /// Marks a filed Event (`events`) touched, with the object it is about and that
+    /// object's owners.
+    fn touch_event(&mut self, key: &ObjectKey, about: Option<ObjectKey>) {
+        self.touched.key(key);
+        self.touch_from(about.into_iter().map(|a| (a, false)).collect(), false);
+    }
+
+    /// [`Snapshot::touch`] from each of `next`, a root when its flag is set.
+    fn touch_from(&mut self, mut next: Vec<(ObjectKey, bool)>, contents: bool) {
         while let Some((key, root)) = next.pop() {
             // The root's chain is walked every time: its owners may have just changed.
             let new = self.touched.key(&key);
@@ -510,17 +472,14 @@ impl Snapshot {
         for uid in old.indexed_owners(key) {
             remove_from(&mut self.children, uid, key);
         }
-        if let Some(uid) = &old.about_uid {
-            remove_from(&mut self.events, uid, key);
-        }
     }
 
     pub fn len(&self) -> usize {
-        self.objects.len()
+        self.objects.len() + self.events.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
+        self.len() == 0
     }
 
     /// A stored object read as `T` (a `Value` or its k8s-openapi type); `None` when it
@@ -531,7 +490,10 @@ impl Snapshot {
             // deserializer for every type read here, megabytes of code (Events are read
             // this way seldom; `events_for` reads them typed).
             let mut event: Value = serde_json::from_str(&stored.text).ok()?;
-            stored.links.restore_event_value(key, &mut event);
+            let links = &stored.links;
+            let named = (key.namespace(), key.name());
+            let (about, uid) = (links.about.as_ref(), links.about_uid.as_deref());
+            event_store::restore_value(&mut event, named, about, uid);
             return serde_json::from_str(&event.to_string()).ok();
         }
         serde_json::from_str(&stored.text).ok()
@@ -539,7 +501,11 @@ impl Snapshot {
 
     /// One object as the API server sent it (less what `upsert` drops).
     pub fn get_raw(&self, key: &ObjectKey) -> Option<Value> {
-        self.objects.get(key).and_then(|s| Self::read(key, s))
+        match self.objects.get(key) {
+            Some(stored) => Self::read(key, stored),
+            None if is_event(key) => self.events.get_raw(key.namespace(), key.name()),
+            None => None,
+        }
     }
 
     /// An object's `metadata.uid` (of any kind but Event), without reading the object.
@@ -554,7 +520,11 @@ impl Snapshot {
         name: &str,
     ) -> Option<K> {
         let key = ObjectKey::new(K::API_VERSION, K::KIND, namespace, name);
-        self.objects.get(&key).and_then(|s| Self::read(&key, s))
+        match self.objects.get(&key) {
+            Some(stored) => Self::read(&key, stored),
+            None if is_event(&key) => reread(&self.events.get_raw(namespace, name)?),
+            None => None,
+        }
     }
 
     /// Objects of one group and kind, in a namespace or (with `None`) everywhere, as `T`.
@@ -566,6 +536,11 @@ impl Snapshot {
     ) -> impl Iterator<Item = T> + 'a {
         // Keys sort by group, kind, namespace (`None` first), name: one range, no scan.
         let start = ObjectKey::in_group(group, kind, namespace, "");
+        let filed = if (group, kind) == ("", "Event") {
+            self.events.list_raw(namespace)
+        } else {
+            Vec::new()
+        };
         self.ordered
             .range(start..)
             .take_while(move |k| {
@@ -574,6 +549,7 @@ impl Snapshot {
                     && namespace.is_none_or(|ns| k.namespace() == Some(ns))
             })
             .filter_map(|k| Self::read(k, self.objects.get(k)?))
+            .chain(filed.into_iter().filter_map(|(_, v)| reread(&v)))
     }
 
     /// Raw objects of one group and kind, in a namespace or (with `None`) everywhere.
@@ -663,18 +639,14 @@ impl Snapshot {
     /// core/v1 Events whose involvedObject is `uid` (the latest [`EVENTS_PER_OBJECT`]),
     /// ordered by event name.
     pub fn events_for(&self, uid: &str) -> Vec<Event> {
-        let Some(keys) = self.events.get(uid) else {
-            return Vec::new();
-        };
-        keys.iter()
-            .filter_map(|k| {
-                let stored = self.objects.get(k)?;
-                let mut event: Event = serde_json::from_str(&stored.text).ok()?;
-                stored.links.restore_event(k, &mut event);
-                Some(event)
-            })
-            .collect()
+        self.events.about(uid)
     }
+}
+
+/// A `Value` read as `T` through its text: one deserializer per type (see
+/// [`Snapshot::read`]); for the seldom read Events.
+fn reread<T: DeserializeOwned>(value: &Value) -> Option<T> {
+    serde_json::from_str(&value.to_string()).ok()
 }
 
 fn is_event(key: &ObjectKey) -> bool {
