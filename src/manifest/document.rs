@@ -122,6 +122,20 @@ impl Manifest {
         Manifest::new("", 0, object, PointerLines::default())
     }
 
+    /// Lets go of what nothing reads once the object is applied: all of it but its
+    /// apiVersion, kind and metadata (where the annotations a Helm hook's delete policy
+    /// is read from are), and the lines of its fields. What the judging and the report
+    /// read (identity, file, line, the images and their lines) stays. At 2,000 objects
+    /// the parsed manifests were a sixth of the memory held while judging.
+    pub(crate) fn release_applied(&mut self) {
+        if let Value::Object(fields) = &mut self.object {
+            let kept =
+                |(k, _): &(String, Value)| matches!(k.as_str(), "apiVersion" | "kind" | "metadata");
+            *fields = std::mem::take(fields).into_iter().filter(kept).collect();
+        }
+        self.pointer_lines = PointerLines::default();
+    }
+
     /// Records that the object now has `namespace`, in both the field and the object.
     pub(crate) fn set_namespace(&mut self, namespace: &str) {
         if let Some(Value::Object(meta)) = self.object.get_mut("metadata") {

@@ -168,6 +168,10 @@ pub async fn deploy(
                 }
             };
         rejected.extend(refused_hooks);
+        // Applied (or refused): only their identity, lines and annotations are read again.
+        for s in &wave.steps {
+            manifests[s.index].release_applied();
+        }
         let last = n + 1 == count;
         // The members that left the manifests are deleted once every wave was applied,
         // never after a rejection.

@@ -4,7 +4,7 @@ use std::fs;
 
 use serde_json::json;
 
-use super::super::{ImageLine, Manifest, load};
+use super::super::{ImageLine, Manifest, load, load_str};
 use super::fixtures::{HELM, KUSTOMIZE, LIST, POD_JSON, WEB};
 use super::{load_stdin, problems};
 
@@ -435,4 +435,48 @@ fn missing_inputs_and_stdin() {
 
     let only_comments = problems(load(&["-".into()], Some("# nothing\n---\n")));
     assert_eq!(only_comments[0].message, "no objects found in the inputs");
+}
+
+#[test]
+fn an_applied_manifest_keeps_what_is_read_after_the_apply() {
+    let text = "\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  namespace: shop
+  annotations:
+    helm.sh/hook: pre-upgrade
+    helm.sh/hook-delete-policy: hook-succeeded
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: migrate
+          image: ghcr.io/acme/migrate:v2
+";
+    let mut m = load_str("hooks.yaml", text).unwrap().remove(0);
+    let before = m.clone();
+    assert_eq!(m.line_of("/spec/template/spec/restartPolicy"), Some(12));
+    m.release_applied();
+    assert_eq!(
+        m.object,
+        serde_json::json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": before.object["metadata"].clone()})
+    );
+    assert_eq!(
+        (m.id(), m.line, &m.file),
+        (before.id(), before.line, &before.file)
+    );
+    assert_eq!(m.images, before.images);
+    assert_eq!(m.line_of("/spec/template/spec/restartPolicy"), None);
+    let phase = crate::phases::order(
+        std::slice::from_ref(&before),
+        &std::collections::BTreeSet::new(),
+    )[0]
+    .phase;
+    let policy = crate::waves::delete_policy(&m, phase);
+    assert_eq!(policy, crate::waves::delete_policy(&before, phase));
+    assert!(policy.is_some_and(|p| p.on_success), "{policy:?}");
 }
