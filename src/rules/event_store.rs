@@ -4,6 +4,7 @@
 //! text in a list under the uid it is about, which is how every rule reads them.
 
 use super::object_key::{ObjectKey, intern};
+use super::packed::{Packed, Strings};
 use k8s_openapi::api::core::v1::Event;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -26,11 +27,11 @@ pub(crate) struct KeptEvent {
     /// The object it is about, as a key the snapshot shares (`None` when its
     /// involvedObject does not name one, and is then kept whole in the text).
     about: Option<ObjectKey>,
-    text: Box<str>,
+    text: Packed,
 }
 
 impl KeptEvent {
-    pub(crate) fn new(key: &ObjectKey, about: Option<ObjectKey>, text: Box<str>) -> Self {
+    pub(crate) fn new(key: &ObjectKey, about: Option<ObjectKey>, text: Packed) -> Self {
         KeptEvent {
             name: key.name().into(),
             namespace: key.namespace().map(intern),
@@ -53,8 +54,8 @@ impl KeptEvent {
     }
 
     /// As its type, with what the text leaves out put back.
-    fn typed(&self, uid: &str) -> Option<Event> {
-        let mut event: Event = serde_json::from_str(&self.text).ok()?;
+    fn typed(&self, strings: &Strings, uid: &str) -> Option<Event> {
+        let mut event: Event = serde_json::from_str(&strings.unpack(&self.text)?).ok()?;
         restore(
             &mut event,
             (self.namespace.as_deref(), &self.name),
@@ -65,8 +66,8 @@ impl KeptEvent {
     }
 
     /// As a `Value`, with what the text leaves out put back.
-    fn value(&self, uid: &str) -> Option<Value> {
-        let mut event: Value = serde_json::from_str(&self.text).ok()?;
+    fn value(&self, strings: &Strings, uid: &str) -> Option<Value> {
+        let mut event: Value = serde_json::from_str(&strings.unpack(&self.text)?).ok()?;
         restore_value(
             &mut event,
             (self.namespace.as_deref(), &self.name),
@@ -182,34 +183,43 @@ impl EventStore {
     }
 
     /// The Event `namespace`/`name` as a `Value`, wherever it is filed.
-    pub(crate) fn get_raw(&self, namespace: Option<&str>, name: &str) -> Option<Value> {
+    pub(crate) fn get_raw(
+        &self,
+        strings: &Strings,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
         self.about.iter().find_map(|(uid, list)| {
             let event = list.iter().find(|e| e.is(namespace, name))?;
-            event.value(uid)
+            event.value(strings, uid)
         })
     }
 
     /// Every Event in `namespace` (or everywhere), as `Value`s ordered by key.
-    pub(crate) fn list_raw(&self, namespace: Option<&str>) -> Vec<(ObjectKey, Value)> {
+    pub(crate) fn list_raw(
+        &self,
+        strings: &Strings,
+        namespace: Option<&str>,
+    ) -> Vec<(ObjectKey, Value)> {
         let mut all: Vec<(ObjectKey, Value)> = self
             .about
             .iter()
             .flat_map(|(uid, list)| list.iter().map(move |e| (uid, e)))
             .filter(|(_, e)| namespace.is_none_or(|ns| e.namespace.as_deref() == Some(ns)))
-            .filter_map(|(uid, e)| Some((e.key(), e.value(uid)?)))
+            .filter_map(|(uid, e)| Some((e.key(), e.value(strings, uid)?)))
             .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
     }
 
     /// The Events about `uid`, ordered by namespace and name.
-    pub(crate) fn about(&self, uid: &str) -> Vec<Event> {
+    pub(crate) fn about(&self, strings: &Strings, uid: &str) -> Vec<Event> {
         let Some(list) = self.about.get(uid) else {
             return Vec::new();
         };
         let mut events: Vec<(Named<'_>, Event)> = list
             .iter()
-            .filter_map(|e| Some(((e.namespace.as_deref(), &*e.name), e.typed(uid)?)))
+            .filter_map(|e| Some(((e.namespace.as_deref(), &*e.name), e.typed(strings, uid)?)))
             .collect();
         events.sort_by(|a, b| a.0.cmp(&b.0));
         events.into_iter().map(|(_, e)| e).collect()

@@ -18,6 +18,7 @@ pub mod kept;
 pub mod kinds;
 pub mod network_storage;
 pub mod object_key;
+pub(crate) mod packed;
 pub mod pods;
 pub mod settle;
 pub mod snapshot;

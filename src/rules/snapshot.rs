@@ -3,6 +3,7 @@
 
 use super::event_store::{self, EventStore, KeptEvent};
 use super::kept::Keep;
+use super::packed::{Packed, Strings};
 use crate::rules::error::RulesError;
 use crate::rules::health::rule::HealthRules;
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
@@ -47,11 +48,12 @@ pub fn typed<K: DeserializeOwned>(obj: &Value) -> Result<K, serde_json::Error> {
 }
 
 /// One object as kept: compact JSON text, about a tenth of the memory of its parsed
-/// `Value` (a pod: 2.4 KB against 21 KB), read again when a rule asks for it; with what it
-/// put in the indexes, so replacing or removing it needs no parse.
+/// `Value` (a pod: 2.4 KB against 21 KB), packed against the snapshot's [`Strings`] and
+/// read again when a rule asks for it; with what it put in the indexes, so replacing or
+/// removing it needs no parse.
 #[derive(Debug, Clone)]
 struct Stored {
-    text: Box<str>,
+    packed: Packed,
     /// Boxed: the map holding every object keeps its entries inline and doubles its
     /// table as it grows; inline links (then 200 bytes) made that table the largest
     /// allocation of a run at 2,000 pods.
@@ -64,7 +66,8 @@ struct Stored {
 #[derive(Debug, Clone)]
 pub struct Prepared {
     key: ObjectKey,
-    stored: Stored,
+    text: String,
+    links: Box<Links>,
 }
 
 impl Prepared {
@@ -87,7 +90,7 @@ impl Prepared {
     /// hold two ways of reading an object to the same result.
     #[cfg(test)]
     pub(crate) fn index_links(&self) -> String {
-        format!("{:?} {:?}", self.key, self.stored.links)
+        format!("{:?} {:?}", self.key, self.links)
     }
 
     /// An object from its compact text and the [`Head`] the watcher gathered while it
@@ -95,13 +98,7 @@ impl Prepared {
     pub fn from_parts(text: String, head: &Head) -> Result<Self, RulesError> {
         let key = head.key().ok_or(RulesError::ObjectWithoutIdentity)?;
         let links = Box::new(Links::from_head(&key, head));
-        Ok(Prepared {
-            key,
-            stored: Stored {
-                text: text.into_boxed_str(),
-                links,
-            },
-        })
+        Ok(Prepared { key, text, links })
     }
 }
 
@@ -234,6 +231,8 @@ pub struct Snapshot {
     /// core/v1 Events about an object with a uid, filed under that uid. Not in `objects`
     /// (nor `ordered`): an Event there costs twice what it does here.
     events: EventStore,
+    /// The keys and repeated values every kept object's text refers to.
+    strings: Strings,
     /// (namespace, pod template label, value) -> the workloads a Service may select
     /// (`service::WORKLOAD_KINDS`) whose pod template carries that label.
     templates: StrMap<(String, String, String), BTreeSet<ObjectKey>>,
@@ -297,8 +296,11 @@ impl Snapshot {
     pub fn insert(&mut self, prepared: Prepared) -> ObjectKey {
         let Prepared {
             key,
-            stored: Stored { text, mut links },
+            text,
+            mut links,
         } = prepared;
+        let packed = self.strings.pack(&text);
+        drop(text);
         // One shared key per object: a new version reuses the stored one (the map keeps
         // its old key anyway), and an Event names the object it is about by that object's
         // key when it is known.
@@ -314,7 +316,7 @@ impl Snapshot {
                 self.forget(&key);
             }
             self.deleted.remove(&key);
-            let event = KeptEvent::new(&key, links.about.take(), text);
+            let event = KeptEvent::new(&key, links.about.take(), packed);
             self.touch_event(&key, event.about().cloned());
             self.events.upsert(&uid, event);
             return key;
@@ -346,7 +348,7 @@ impl Snapshot {
         }
         if self
             .objects
-            .insert(key.clone(), Stored { text, links })
+            .insert(key.clone(), Stored { packed, links })
             .is_none()
         {
             self.ordered.insert(key.clone());
@@ -484,26 +486,29 @@ impl Snapshot {
 
     /// A stored object read as `T` (a `Value` or its k8s-openapi type); `None` when it
     /// does not read as one. An Event gets back what its text leaves to its key.
-    fn read<T: DeserializeOwned>(key: &ObjectKey, stored: &Stored) -> Option<T> {
+    fn read<T: DeserializeOwned>(&self, key: &ObjectKey, stored: &Stored) -> Option<T> {
+        let text = self.strings.unpack(&stored.packed)?;
         if is_event(key) {
             // Through text again, not `T::deserialize(Value)`: that would be another
             // deserializer for every type read here, megabytes of code (Events are read
             // this way seldom; `events_for` reads them typed).
-            let mut event: Value = serde_json::from_str(&stored.text).ok()?;
+            let mut event: Value = serde_json::from_str(&text).ok()?;
             let links = &stored.links;
             let named = (key.namespace(), key.name());
             let (about, uid) = (links.about.as_ref(), links.about_uid.as_deref());
             event_store::restore_value(&mut event, named, about, uid);
             return serde_json::from_str(&event.to_string()).ok();
         }
-        serde_json::from_str(&stored.text).ok()
+        serde_json::from_str(&text).ok()
     }
 
     /// One object as the API server sent it (less what `upsert` drops).
     pub fn get_raw(&self, key: &ObjectKey) -> Option<Value> {
         match self.objects.get(key) {
-            Some(stored) => Self::read(key, stored),
-            None if is_event(key) => self.events.get_raw(key.namespace(), key.name()),
+            Some(stored) => self.read(key, stored),
+            None if is_event(key) => {
+                (self.events).get_raw(&self.strings, key.namespace(), key.name())
+            }
             None => None,
         }
     }
@@ -521,8 +526,10 @@ impl Snapshot {
     ) -> Option<K> {
         let key = ObjectKey::new(K::API_VERSION, K::KIND, namespace, name);
         match self.objects.get(&key) {
-            Some(stored) => Self::read(&key, stored),
-            None if is_event(&key) => reread(&self.events.get_raw(namespace, name)?),
+            Some(stored) => self.read(&key, stored),
+            None if is_event(&key) => {
+                reread(&self.events.get_raw(&self.strings, namespace, name)?)
+            }
             None => None,
         }
     }
@@ -537,7 +544,7 @@ impl Snapshot {
         // Keys sort by group, kind, namespace (`None` first), name: one range, no scan.
         let start = ObjectKey::in_group(group, kind, namespace, "");
         let filed = if (group, kind) == ("", "Event") {
-            self.events.list_raw(namespace)
+            self.events.list_raw(&self.strings, namespace)
         } else {
             Vec::new()
         };
@@ -548,7 +555,7 @@ impl Snapshot {
                     && k.kind() == kind
                     && namespace.is_none_or(|ns| k.namespace() == Some(ns))
             })
-            .filter_map(|k| Self::read(k, self.objects.get(k)?))
+            .filter_map(|k| self.read(k, self.objects.get(k)?))
             .chain(filed.into_iter().filter_map(|(_, v)| reread(&v)))
     }
 
@@ -574,7 +581,7 @@ impl Snapshot {
         };
         keys.iter()
             .filter(|k| k.group() == K::GROUP && k.kind() == K::KIND)
-            .filter_map(|k| Self::read(k, self.objects.get(k)?))
+            .filter_map(|k| self.read(k, self.objects.get(k)?))
             .collect()
     }
 
@@ -602,7 +609,7 @@ impl Snapshot {
             all
         };
         keys.into_iter()
-            .filter_map(|k| Self::read(k, self.objects.get(k)?))
+            .filter_map(|k| self.read(k, self.objects.get(k)?))
     }
 
     /// Objects of one group and kind in `namespace` whose pod template carries the label
@@ -619,7 +626,7 @@ impl Snapshot {
             .into_iter()
             .flatten()
             .filter(move |k| k.group() == group && k.kind() == kind)
-            .filter_map(|k| Self::read(k, self.objects.get(k)?))
+            .filter_map(|k| self.read(k, self.objects.get(k)?))
     }
 
     /// Records the runner's registry lookup for `image` (as the manifest writes it).
@@ -639,7 +646,7 @@ impl Snapshot {
     /// core/v1 Events whose involvedObject is `uid` (the latest [`EVENTS_PER_OBJECT`]),
     /// ordered by event name.
     pub fn events_for(&self, uid: &str) -> Vec<Event> {
-        self.events.about(uid)
+        self.events.about(&self.strings, uid)
     }
 }
 
@@ -795,8 +802,8 @@ mod tests {
             "metadata": {"name": "web", "namespace": "shop", "uid": "d-1"},
             "spec": {"replicas": 2, "template": {"metadata": "none"}}});
         let prepared = Prepared::of(deployment).unwrap();
-        assert_eq!(prepared.stored.links.template(), Some(&Value::Null));
-        assert_eq!(prepared.stored.links.uid.as_deref(), Some("d-1"));
+        assert_eq!(prepared.links.template(), Some(&Value::Null));
+        assert_eq!(prepared.links.uid.as_deref(), Some("d-1"));
 
         for unnamed in [
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}}),
