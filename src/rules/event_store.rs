@@ -158,6 +158,9 @@ impl EventStore {
             list.remove(at);
             self.len -= 1;
         }
+        // Grown one at a time: an object has a handful of Events, and doubling left a
+        // pod's list (five Events) with room for eight.
+        list.reserve_exact(1);
         list.push(event);
         self.len += 1;
         if list.len() > EVENTS_PER_OBJECT {
