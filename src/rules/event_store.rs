@@ -320,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn an_event_that_comes_to_name_its_object_is_filed_once() {
+    fn an_event_that_comes_to_name_its_object_or_stops_naming_it_is_kept_once() {
         let mut snap = Snapshot::new();
         let named = pulling("web-1", "uid-1", "v1");
         let mut bare = named.clone();
@@ -340,5 +340,13 @@ mod tests {
         assert_eq!(snap.events_for("uid-1").len(), 1);
         let uid = snap.get_raw(&key_of(&named)).unwrap()["involvedObject"]["uid"].clone();
         assert_eq!(uid, json!("uid-1"));
+        // And back: kept once, under its key.
+        snap.upsert(bare.clone()).unwrap();
+        assert_eq!(snap.len(), 1);
+        assert!(snap.events_for("uid-1").is_empty());
+        assert_eq!(
+            snap.get_raw(&key_of(&bare)).unwrap()["involvedObject"].get("uid"),
+            None
+        );
     }
 }

@@ -321,6 +321,11 @@ impl Snapshot {
             self.events.upsert(&uid, event);
             return key;
         }
+        if is_event(&key) && self.events.len() > 0 {
+            // Filed before, it no longer names a uid (which no event recorder does): kept
+            // under its key from now on. A search of every list, paid only by such Events.
+            self.events.remove(key.namespace(), key.name());
+        }
         // A workload's status changes often; a Service reads none of it.
         let read_by_services = links.service_view().is_none()
             || self
