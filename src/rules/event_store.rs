@@ -6,6 +6,7 @@
 use super::object_key::{ObjectKey, intern};
 use super::packed::{Packed, Strings};
 use k8s_openapi::api::core::v1::Event;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,28 +54,22 @@ impl KeptEvent {
         self.about.as_ref()
     }
 
-    /// As its type, with what the text leaves out put back.
-    fn typed(&self, strings: &Strings, uid: &str) -> Option<Event> {
-        let mut event: Event = serde_json::from_str(&strings.unpack(&self.text)?).ok()?;
-        restore(
-            &mut event,
-            (self.namespace.as_deref(), &self.name),
-            self.about(),
-            Some(uid),
-        );
+    /// Read as `T` (its type, or a `Value`), with what the text leaves out put back by
+    /// `put_back` ([`restore`] or [`restore_value`]).
+    fn read<T: DeserializeOwned>(
+        &self,
+        strings: &Strings,
+        uid: &str,
+        put_back: fn(&mut T, Named<'_>, Option<&ObjectKey>, Option<&str>),
+    ) -> Option<T> {
+        let mut event: T = serde_json::from_str(&strings.unpack(&self.text)?).ok()?;
+        let named = (self.namespace.as_deref(), &*self.name);
+        put_back(&mut event, named, self.about(), Some(uid));
         Some(event)
     }
 
-    /// As a `Value`, with what the text leaves out put back.
     fn value(&self, strings: &Strings, uid: &str) -> Option<Value> {
-        let mut event: Value = serde_json::from_str(&strings.unpack(&self.text)?).ok()?;
-        restore_value(
-            &mut event,
-            (self.namespace.as_deref(), &self.name),
-            self.about(),
-            Some(uid),
-        );
-        Some(event)
+        self.read(strings, uid, restore_value)
     }
 }
 
@@ -150,10 +145,9 @@ impl EventStore {
             Some(list) => list,
             None => self.about.entry(uid.into()).or_default(),
         };
-        let namespace = event.namespace.clone();
         if let Some(at) = list
             .iter()
-            .position(|e| e.is(namespace.as_deref(), &event.name))
+            .position(|e| e.is(event.namespace.as_deref(), &event.name))
         {
             list.remove(at);
             self.len -= 1;
@@ -222,7 +216,12 @@ impl EventStore {
         };
         let mut events: Vec<(Named<'_>, Event)> = list
             .iter()
-            .filter_map(|e| Some(((e.namespace.as_deref(), &*e.name), e.typed(strings, uid)?)))
+            .filter_map(|e| {
+                Some((
+                    (e.namespace.as_deref(), &*e.name),
+                    e.read(strings, uid, restore)?,
+                ))
+            })
             .collect();
         events.sort_by(|a, b| a.0.cmp(&b.0));
         events.into_iter().map(|(_, e)| e).collect()
@@ -230,6 +229,10 @@ impl EventStore {
 
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 

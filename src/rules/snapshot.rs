@@ -321,7 +321,7 @@ impl Snapshot {
             self.events.upsert(&uid, event);
             return key;
         }
-        if is_event(&key) && self.events.len() > 0 {
+        if is_event(&key) && !self.events.is_empty() {
             // Filed before, it no longer names a uid (which no event recorder does): kept
             // under its key from now on. A search of every list, paid only by such Events.
             self.events.remove(key.namespace(), key.name());
