@@ -164,18 +164,19 @@ impl EventStore {
         }
     }
 
-    /// Forgets the Event `namespace`/`name` wherever it is filed; what it was about.
+    /// Forgets the Event `namespace`/`name` wherever it is filed (in every list, should
+    /// it have moved from one object to another); what it was last about.
     pub(crate) fn remove(&mut self, namespace: Option<&str>, name: &str) -> Option<KeptEvent> {
         let mut found = None;
+        let mut removed = 0;
         self.about.retain(|_, list| {
             if let Some(at) = list.iter().position(|e| e.is(namespace, name)) {
                 found = Some(list.remove(at));
+                removed += 1;
             }
             !list.is_empty()
         });
-        if found.is_some() {
-            self.len -= 1;
-        }
+        self.len -= removed;
         found
     }
 
@@ -284,6 +285,24 @@ mod tests {
         // Removing what is not kept changes nothing.
         snap.remove("v1", "Event", Some(fixtures::NS), "nothing.1");
         assert_eq!(snap.len(), 3);
+    }
+
+    #[test]
+    fn an_event_moved_to_another_object_is_forgotten_everywhere_it_was_filed() {
+        let mut snap = Snapshot::new();
+        let first = pulling("web-1", "uid-1", "v1");
+        let mut moved = first.clone();
+        moved["involvedObject"]["uid"] = json!("uid-2");
+        snap.upsert(first.clone()).unwrap();
+        snap.upsert(moved).unwrap();
+        // Only the new object's list is searched on arrival: the old copy stays.
+        assert_eq!(snap.events_for("uid-1").len(), 1);
+        assert_eq!(snap.events_for("uid-2").len(), 1);
+        assert_eq!(snap.len(), 2);
+        snap.remove_key(key_of(&first));
+        assert!(snap.events_for("uid-1").is_empty() && snap.events_for("uid-2").is_empty());
+        assert_eq!(snap.len(), 0);
+        assert!(snap.is_empty());
     }
 
     #[test]
