@@ -23,16 +23,22 @@ pub struct WatchScope {
 /// What a watcher saw. Objects carry apiVersion and kind; an upserted or listed object
 /// comes as the `T` the caller's `prepare` made of its compact JSON text in the watcher's
 /// own task (a `Value` by default), so a parsed object need not wait in the channel.
+///
+/// A (re)list comes one object at a time, between [`Seen::ListBegun`] and
+/// [`Seen::ListDone`], so that nobody holds a whole list of a thousand pods before keeping
+/// it: each is kept (packed) as it comes.
 #[derive(Debug, Clone)]
 pub enum Seen<T = Value> {
-    Upsert(T),
-    Delete(Value),
-    /// The complete current set of a scope (after a (re)list): anything else of that scope
-    /// is gone.
-    Relisted {
-        scope: usize,
-        objects: Vec<T>,
-    },
+    /// An object of `scope` added or changed.
+    Upsert { scope: usize, object: T },
+    /// An object of `scope` deleted.
+    Delete { scope: usize, object: Value },
+    /// A (re)list of `scope` begins; a list begun before and not done is abandoned.
+    ListBegun { scope: usize },
+    /// One object of the list `scope` is in the middle of.
+    Listed { scope: usize, object: T },
+    /// The list of `scope` is complete: anything of that scope it did not show is gone.
+    ListDone { scope: usize },
     /// The watch failed and is backing off (shown, never fatal). `forbidden`: the list or
     /// the watch was refused 403, so waiting will not bring it.
     Trouble {
@@ -97,13 +103,24 @@ fn refused(error: &watcher::Error) -> bool {
     )
 }
 
+/// A complete list of `scope` holding `objects`, as a watcher delivers it.
+pub fn listing<T>(scope: usize, objects: Vec<T>) -> impl Iterator<Item = Seen<T>> {
+    std::iter::once(Seen::ListBegun { scope })
+        .chain(
+            objects
+                .into_iter()
+                .map(move |object| Seen::Listed { scope, object }),
+        )
+        .chain(std::iter::once(Seen::ListDone { scope }))
+}
+
 /// Start one watcher task per scope; they end when the receiver is dropped. `prepare`
 /// turns each upserted or listed object (its compact JSON text, see `raw`, and the
 /// [`Head`] gathered from it) into what is sent; objects it returns `None` for are left out.
 ///
 /// After any failure a scope lists again from scratch (rather than resuming the watch at
 /// its last resourceVersion, as kube-runtime would): what happened while it was not
-/// watching (a restart, a deletion) is then in the next [`Seen::Relisted`], and that list
+/// watching (a restart, a deletion) is then in the next list (up to [`Seen::ListDone`]), and that list
 /// is how a reader knows the scope is seen again.
 ///
 /// Pods and Events are read into what the rules and the report read of them (see
@@ -177,30 +194,32 @@ async fn watch_once<K: Kept, T>(
     prepare: fn(String, Head) -> Option<T>,
     tx: &mpsc::Sender<Seen<T>>,
 ) -> Ended {
-    let mut buffer = Vec::new();
     let mut listed = false;
     while let Some(item) = stream.next().await {
         let mut failed = false;
         let seen = match item {
             Ok(Event::Apply(o)) => match prepare_raw(prepare, o, ar) {
-                Some(t) => Seen::Upsert(t),
+                Some(object) => Seen::Upsert {
+                    scope: index,
+                    object,
+                },
                 None => continue,
             },
-            Ok(Event::Delete(o)) => Seen::Delete(o.into_value(ar)),
-            Ok(Event::Init) => {
-                buffer.clear();
-                continue;
-            }
-            Ok(Event::InitApply(o)) => {
-                buffer.extend(prepare_raw(prepare, o, ar));
-                continue;
-            }
+            Ok(Event::Delete(o)) => Seen::Delete {
+                scope: index,
+                object: o.into_value(ar),
+            },
+            Ok(Event::Init) => Seen::ListBegun { scope: index },
+            Ok(Event::InitApply(o)) => match prepare_raw(prepare, o, ar) {
+                Some(object) => Seen::Listed {
+                    scope: index,
+                    object,
+                },
+                None => continue,
+            },
             Ok(Event::InitDone) => {
                 listed = true;
-                Seen::Relisted {
-                    scope: index,
-                    objects: std::mem::take(&mut buffer),
-                }
+                Seen::ListDone { scope: index }
             }
             Err(e) => {
                 failed = true;

@@ -451,6 +451,8 @@ impl Deleting {
             .collect();
         let mut seen: Vec<LastSeen> = waiting.iter().map(|_| LastSeen::default()).collect();
         let mut listed: HashSet<usize> = HashSet::new();
+        // The waited-for objects each list underway has shown, by scope.
+        let mut listing: HashMap<usize, HashSet<usize>> = HashMap::new();
         let mut troubles: HashMap<usize, String> = HashMap::new();
         let mut open: Vec<usize> = (0..waiting.len()).collect();
         while !open.is_empty() {
@@ -461,29 +463,37 @@ impl Deleting {
                 .unwrap_or_else(Instant::now);
             tokio::select! {
                 item = rx.recv() => match item {
-                    Some(Seen::Relisted { scope, objects }) => {
+                    Some(Seen::ListBegun { scope }) => {
+                        listing.insert(scope, HashSet::new());
+                    }
+                    Some(Seen::Listed { scope, object }) => {
+                        if let Some(&i) = by_uid.get(uid(&object)) {
+                            seen[i].finalizers = finalizers(&object);
+                            listing.entry(scope).or_default().insert(i);
+                        }
+                    }
+                    Some(Seen::ListDone { scope }) => {
                         listed.insert(scope);
                         troubles.remove(&scope);
-                        let present: HashMap<&str, &Value> =
-                            objects.iter().map(|o| (uid(o), o)).collect();
+                        let present = listing.remove(&scope).unwrap_or_default();
                         for &i in open.iter().filter(|&&i| scope_of[i] == scope) {
-                            match present.get(waiting[i].listed.uid.as_str()) {
-                                Some(o) => seen[i].finalizers = finalizers(o),
-                                None => seen[i].gone = true,
+                            if !present.contains(&i) {
+                                seen[i].gone = true;
                             }
                         }
                     }
-                    Some(Seen::Upsert(o)) => {
-                        if let Some(&i) = by_uid.get(uid(&o)) {
-                            seen[i].finalizers = finalizers(&o);
+                    Some(Seen::Upsert { object, .. }) => {
+                        if let Some(&i) = by_uid.get(uid(&object)) {
+                            seen[i].finalizers = finalizers(&object);
                         }
                     }
-                    Some(Seen::Delete(o)) => {
-                        if let Some(&i) = by_uid.get(uid(&o)) {
+                    Some(Seen::Delete { object, .. }) => {
+                        if let Some(&i) = by_uid.get(uid(&object)) {
                             seen[i].gone = true;
                         }
                     }
                     Some(Seen::Trouble { scope, message, .. }) => {
+                        listing.remove(&scope);
                         troubles.insert(scope, message);
                     }
                     None => break,

@@ -445,6 +445,13 @@ impl Snapshot {
         std::mem::take(&mut self.touched)
     }
 
+    /// Whether `key` is kept as an object of its own (an Event filed under the object it
+    /// is about is not: it leaves with that object, by its own deletion, or as older
+    /// Events are dropped).
+    pub fn holds(&self, key: &ObjectKey) -> bool {
+        self.objects.contains_key(key)
+    }
+
     /// Whether the object was seen and then deleted, and has not come back since.
     pub fn was_deleted(&self, key: &ObjectKey) -> bool {
         self.deleted.contains(key)

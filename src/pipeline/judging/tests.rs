@@ -2,7 +2,7 @@
 //! kube-runtime's own tests feed theirs: what the watches deliver, and only that, decides.
 
 use super::{Judging, NoLogs, Pending, judge_stream};
-use crate::cluster::watch::{Seen, WatchScope};
+use crate::cluster::watch::{Seen, WatchScope, listing};
 use crate::manifest::load_str;
 use crate::rules::{Prepared, Target, fixtures};
 use crate::vocab::events::{Recorder, RunEvent};
@@ -88,16 +88,11 @@ async fn judge_pod_absent(
 
 #[tokio::test(start_paused = true)]
 async fn a_verdict_comes_from_what_the_watches_deliver() {
-    let (outcome, recorder) = judge_pod(vec![
-        Seen::Relisted {
-            scope: 0,
-            objects: vec![crash_looping_pod()],
-        },
-        Seen::Relisted {
-            scope: 1,
-            objects: Vec::new(),
-        },
-    ])
+    let (outcome, recorder) = judge_pod(
+        listing(0, vec![crash_looping_pod()])
+            .chain(listing(1, Vec::new()))
+            .collect(),
+    )
     .await;
     assert_eq!(
         (outcome.verdict, outcome.reason),
@@ -118,10 +113,7 @@ async fn a_verdict_comes_from_what_the_watches_deliver() {
 /// Both scopes listed, and neither holds the pod.
 fn empty_lists() -> Vec<Seen<Prepared>> {
     (0..2)
-        .map(|scope| Seen::Relisted {
-            scope,
-            objects: Vec::new(),
-        })
+        .flat_map(|scope| listing(scope, Vec::new()))
         .collect()
 }
 
@@ -148,14 +140,7 @@ async fn watch_reports_a_resource_its_kind_lacks_as_absent_once_listed() {
 #[tokio::test(start_paused = true)]
 async fn absence_is_not_judged_before_the_kind_has_listed() {
     // Only the Events listed: the Pods' list has not arrived, so the pod may exist.
-    let (outcome, _) = judge_pod_absent(
-        vec![Seen::Relisted {
-            scope: 1,
-            objects: Vec::new(),
-        }],
-        true,
-    )
-    .await;
+    let (outcome, _) = judge_pod_absent(listing(1, Vec::new()).collect(), true).await;
     assert_eq!(
         (outcome.verdict, outcome.reason),
         (Verdict::TimedOut, Some(Reason::NotReady)),
@@ -181,11 +166,7 @@ async fn wait_for_creation_waits_for_an_absent_resource() {
 async fn no_verdict_is_taken_before_every_watch_it_reads_has_listed() {
     // The Events were never listed (and the watches ended): the crash in the pod's status
     // is not judged without them, and the deadline says what was missing.
-    let (outcome, _) = judge_pod(vec![Seen::Relisted {
-        scope: 0,
-        objects: vec![crash_looping_pod()],
-    }])
-    .await;
+    let (outcome, _) = judge_pod(listing(0, vec![crash_looping_pod()]).collect()).await;
     assert_eq!(
         (outcome.verdict, outcome.reason),
         (Verdict::TimedOut, Some(Reason::NotReady))
@@ -201,17 +182,15 @@ async fn no_verdict_is_taken_before_every_watch_it_reads_has_listed() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_list_is_the_cause_the_verdict_names() {
-    let (outcome, recorder) = judge_pod(vec![
-        Seen::Relisted {
-            scope: 0,
-            objects: vec![crash_looping_pod()],
-        },
-        Seen::Trouble {
-            scope: 1,
-            message: "list failed: 503 ServiceUnavailable".to_owned(),
-            forbidden: false,
-        },
-    ])
+    let (outcome, recorder) = judge_pod(
+        listing(0, vec![crash_looping_pod()])
+            .chain([Seen::Trouble {
+                scope: 1,
+                message: "list failed: 503 ServiceUnavailable".to_owned(),
+                forbidden: false,
+            }])
+            .collect(),
+    )
     .await;
     assert_eq!(
         (outcome.verdict, outcome.reason),
