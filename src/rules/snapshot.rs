@@ -42,6 +42,13 @@ pub fn field<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(v, |v, key| v.get(key))
 }
 
+/// A typed object's optional part (its spec, its status), borrowed, or the empty one when
+/// absent: a rule reads it without copying it on every re-assessment.
+pub fn or_default<T: Clone + Default>(part: &Option<T>) -> std::borrow::Cow<'_, T> {
+    part.as_ref()
+        .map_or_else(Default::default, std::borrow::Cow::Borrowed)
+}
+
 /// Reads a raw object as its k8s-openapi type.
 pub fn typed<K: DeserializeOwned>(obj: &Value) -> Result<K, serde_json::Error> {
     K::deserialize(obj)

@@ -5,7 +5,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::network_storage::endpoints::Endpoints;
-use crate::rules::snapshot::{Snapshot, field, typed};
+use crate::rules::snapshot::{Snapshot, field, or_default, typed};
 use crate::rules::workloads::generation::unreadable;
 use k8s_openapi::api::core::v1::Service;
 use serde_json::Value;
@@ -32,7 +32,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         Ok(s) => s,
         Err(e) => return unreadable("Service", &e),
     };
-    let spec = svc.spec.clone().unwrap_or_default();
+    let spec = or_default(&svc.spec);
     let name = svc.metadata.name.as_deref().unwrap_or_default();
     let ns = svc.metadata.namespace.as_deref();
     if spec.type_.as_deref() == Some("ExternalName") {

@@ -5,6 +5,7 @@
 use crate::rules::images::pull_state::{PullDecision, PullTrouble, image_pull_state};
 use crate::rules::images::registry_view::RegistryViews;
 use crate::rules::pods::pod_failure::{Doom, container_ref, doom};
+use crate::rules::snapshot::or_default;
 use crate::vocab::outcome::ContainerRef;
 use crate::vocab::verdict::Reason;
 use k8s_openapi::api::core::v1::{
@@ -107,7 +108,7 @@ pub fn pod_state_with(
     events: impl FnOnce() -> Vec<Event>,
     registry: &RegistryViews,
 ) -> PodState {
-    let status = pod.status.clone().unwrap_or_default();
+    let status = or_default(&pod.status);
     match status.phase.as_deref() {
         Some("Succeeded") => return PodState::Completed,
         Some("Failed") => {

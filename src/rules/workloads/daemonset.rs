@@ -4,7 +4,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
-use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::snapshot::{Snapshot, or_default, typed};
 use crate::rules::workloads::daemonset_nodes::Counting;
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
@@ -19,7 +19,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         Ok(d) => d,
         Err(e) => return unreadable("DaemonSet", &e),
     };
-    let status = ds.status.clone().unwrap_or_default();
+    let status = or_default(&ds.status);
     if let Some(wait) = unobserved(
         "daemonset controller",
         &ds.metadata,

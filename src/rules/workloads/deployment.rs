@@ -7,7 +7,7 @@ use crate::rules::annotations::rollout_mode::{RequiredRollout, max_unavailable};
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
 use crate::rules::pods::pod_state::finished;
-use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::snapshot::{Snapshot, or_default, typed};
 use crate::rules::target::Target;
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use crate::vocab::verdict::Reason;
@@ -25,8 +25,8 @@ pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
         Ok(d) => d,
         Err(e) => return unreadable("Deployment", &e),
     };
-    let spec = dep.spec.clone().unwrap_or_default();
-    let status = dep.status.clone().unwrap_or_default();
+    let spec = or_default(&dep.spec);
+    let status = or_default(&dep.status);
     if let Some(wait) = unobserved(
         "deployment controller",
         &dep.metadata,

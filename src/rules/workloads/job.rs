@@ -4,7 +4,7 @@
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_failure::count;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
-use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::snapshot::{Snapshot, or_default, typed};
 use crate::rules::workloads::generation::unreadable;
 use crate::vocab::verdict::Reason;
 use k8s_openapi::api::batch::v1::Job;
@@ -18,8 +18,8 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         Ok(j) => j,
         Err(e) => return unreadable("Job", &e),
     };
-    let spec = job.spec.clone().unwrap_or_default();
-    let status = job.status.clone().unwrap_or_default();
+    let spec = or_default(&job.spec);
+    let status = or_default(&job.status);
     let conditions = status.conditions.clone().unwrap_or_default();
     let holds = |t: &str| {
         conditions

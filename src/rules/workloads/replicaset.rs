@@ -4,7 +4,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
-use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::snapshot::{Snapshot, or_default, typed};
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -21,7 +21,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         Ok(rs) => rs,
         Err(e) => return unreadable(kind, &e),
     };
-    let status = rs.status.clone().unwrap_or_default();
+    let status = or_default(&rs.status);
     if let Some(wait) = unobserved(controller, &rs.metadata, status.observed_generation) {
         return wait;
     }

@@ -3,7 +3,7 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
-use crate::rules::snapshot::{Snapshot, typed};
+use crate::rules::snapshot::{Snapshot, or_default, typed};
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -16,8 +16,8 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         Ok(s) => s,
         Err(e) => return unreadable("StatefulSet", &e),
     };
-    let spec = sts.spec.clone().unwrap_or_default();
-    let status = sts.status.clone().unwrap_or_default();
+    let spec = or_default(&sts.spec);
+    let status = or_default(&sts.status);
     if let Some(wait) = unobserved(
         "statefulset controller",
         &sts.metadata,
@@ -25,7 +25,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
     ) {
         return wait;
     }
-    let strategy = spec.update_strategy.unwrap_or_default();
+    let strategy = spec.update_strategy.clone().unwrap_or_default();
     if strategy.type_.as_deref() == Some("OnDelete") {
         return Assessment::succeeded(
             "generation observed; OnDelete updates pods only when they are deleted",
