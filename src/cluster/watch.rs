@@ -120,8 +120,8 @@ pub fn listing<T>(scope: usize, objects: Vec<T>) -> impl Iterator<Item = Seen<T>
 ///
 /// After any failure a scope lists again from scratch (rather than resuming the watch at
 /// its last resourceVersion, as kube-runtime would): what happened while it was not
-/// watching (a restart, a deletion) is then in the next list (up to [`Seen::ListDone`]), and that list
-/// is how a reader knows the scope is seen again.
+/// watching (a restart, a deletion) is then in the next list, and that list's
+/// [`Seen::ListDone`] is how a reader knows the scope is seen again.
 ///
 /// Pods and Events are read into what the rules and the report read of them (see
 /// `kept`); other kinds whole.
