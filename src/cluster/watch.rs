@@ -103,8 +103,10 @@ fn refused(error: &watcher::Error) -> bool {
     )
 }
 
-/// A complete list of `scope` holding `objects`, as a watcher delivers it.
-pub fn listing<T>(scope: usize, objects: Vec<T>) -> impl Iterator<Item = Seen<T>> {
+/// A complete list of `scope` holding `objects`, as a watcher delivers it (for tests that
+/// script what the watches see).
+#[cfg(test)]
+pub(crate) fn listing<T>(scope: usize, objects: Vec<T>) -> impl Iterator<Item = Seen<T>> {
     std::iter::once(Seen::ListBegun { scope })
         .chain(
             objects

@@ -216,9 +216,9 @@ pub const EVENT_METADATA: &[&str] = &[];
 pub const INVOLVED_IDENTITY: &[&str] = &["kind", "name", "namespace", "uid", "resourceVersion"];
 
 /// An Event's involvedObject as kept: without [`INVOLVED_IDENTITY`] when it names the
-/// object fully (apiVersion, kind, name and uid, so the snapshot files the Event under
-/// it and can put them back, `rules::event_store`), else whole. `apiVersion` and `fieldPath` (which container
-/// an image-pull Event is about) stay.
+/// object fully (apiVersion, kind, name and uid, so the snapshot files the Event under it
+/// and can put them back, `rules::event_store`), else whole. `apiVersion` and `fieldPath`
+/// (which container an image-pull Event is about) stay.
 pub fn involved_object(involved: &Value) -> Value {
     let text = |f: &str| involved.get(f).and_then(Value::as_str).is_some();
     let named = ["apiVersion", "kind", "name", "uid"].into_iter().all(text)

@@ -516,7 +516,7 @@ impl Snapshot {
             let named = (key.namespace(), key.name());
             let (about, uid) = (links.about.as_ref(), links.about_uid.as_deref());
             event_store::restore_value(&mut event, named, about, uid);
-            return serde_json::from_str(&event.to_string()).ok();
+            return reread(&event);
         }
         serde_json::from_str(&text).ok()
     }
