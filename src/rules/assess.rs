@@ -3,19 +3,19 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::kinds;
+use crate::rules::live::Live;
 use crate::rules::snapshot::Snapshot;
 use crate::rules::target::Target;
 use crate::vocab::verdict::Reason;
-use serde_json::Value;
 
 /// Where `target` stands given everything seen so far.
 pub fn assess(target: &Target, snapshot: &Snapshot) -> Assessment {
-    assess_seen(target, snapshot.get_raw(&target.key()).as_ref(), snapshot)
+    assess_seen(target, snapshot.live(&target.key()).as_ref(), snapshot)
 }
 
 /// [`assess`] for a caller that has read the target's object (`obj`, `None` when it is
 /// not in the snapshot) already.
-pub fn assess_seen(target: &Target, obj: Option<&Value>, snapshot: &Snapshot) -> Assessment {
+pub fn assess_seen(target: &Target, obj: Option<&Live>, snapshot: &Snapshot) -> Assessment {
     let Some(obj) = obj else {
         return match (target.group(), target.kind()) {
             // Nothing recreates a pod applied by name once it is gone.
@@ -37,7 +37,7 @@ mod tests {
     use crate::rules::fixtures;
     use crate::rules::judge;
     use crate::vocab::verdict::Verdict;
-    use serde_json::json;
+    use serde_json::{Value, json};
     use std::time::Duration;
 
     use fixtures::snapshot;

@@ -10,6 +10,7 @@
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::{crd, generic};
 use crate::rules::exists;
+use crate::rules::live::Live;
 use crate::rules::network_storage::{ingress, pvc, service};
 use crate::rules::pods::pod;
 use crate::rules::settle;
@@ -23,7 +24,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// A kind's rule: its object as last seen, the target, everything seen so far.
-pub type Rule = fn(&Value, &Target, &Snapshot) -> Assessment;
+pub type Rule = fn(&Live, &Target, &Snapshot) -> Assessment;
 
 /// The live pods whose stability the window watches, found from the workload's object.
 pub type PodsOf = fn(&Value, &Snapshot) -> Vec<Pod>;
@@ -141,7 +142,7 @@ impl Kind {
         Kind::new(
             group,
             kind,
-            |obj, _, _| exists::assess(obj),
+            |_, _, _| exists::assess(),
             Reads::OwnTree,
             timeout_secs,
         )
@@ -193,7 +194,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "",
         "Pod",
-        |obj, _, snap| pod::assess(obj, snap),
+        |obj, _, snap| pod::assess(obj.value(), snap),
         Reads::OwnTree,
         600,
     )
@@ -214,7 +215,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "apps",
         "ReplicaSet",
-        |obj, _, snap| replicaset::assess(obj, snap),
+        |obj, _, snap| replicaset::assess(obj.value(), snap),
         Reads::OwnTree,
         300,
     )
@@ -223,7 +224,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "apps",
         "StatefulSet",
-        |obj, _, snap| statefulset::assess(obj, snap),
+        |obj, _, snap| statefulset::assess(obj.value(), snap),
         Reads::OwnTree,
         600,
     )
@@ -236,7 +237,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "apps",
         "DaemonSet",
-        |obj, _, snap| daemonset::assess(obj, snap),
+        |obj, _, snap| daemonset::assess(obj.value(), snap),
         Reads::Cluster,
         300,
     )
@@ -247,7 +248,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "batch",
         "Job",
-        |obj, _, snap| job::assess(obj, snap),
+        |obj, _, snap| job::assess(obj.value(), snap),
         Reads::OwnTree,
         600,
     )
@@ -256,7 +257,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "batch",
         "CronJob",
-        |obj, _, _| cronjob::assess(obj),
+        |obj, _, _| cronjob::assess(obj.value()),
         Reads::OwnTree,
         30,
     )
@@ -267,7 +268,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "",
         "Service",
-        |obj, _, snap| service::assess(obj, snap),
+        |obj, _, snap| service::assess(obj.value(), snap),
         Reads::Service,
         420,
     )
@@ -280,14 +281,14 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "networking.k8s.io",
         "Ingress",
-        |obj, _, _| ingress::assess(obj),
+        |obj, _, _| ingress::assess(obj.value()),
         Reads::OwnTree,
         30,
     ),
     Kind::new(
         "",
         "PersistentVolumeClaim",
-        |obj, _, snap| pvc::assess(obj, snap),
+        |obj, _, snap| pvc::assess(obj.value(), snap),
         Reads::Namespace,
         300,
     )
@@ -296,28 +297,28 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "policy",
         "PodDisruptionBudget",
-        |obj, _, _| pdb::assess(obj),
+        |obj, _, _| pdb::assess(obj.value()),
         Reads::OwnTree,
         10,
     ),
     Kind::new(
         "autoscaling",
         "HorizontalPodAutoscaler",
-        |obj, _, _| hpa::assess(obj),
+        |obj, _, _| hpa::assess(obj.value()),
         Reads::OwnTree,
         180,
     ),
     Kind::new(
         "apiextensions.k8s.io",
         "CustomResourceDefinition",
-        |obj, _, _| crd::assess(obj),
+        |obj, _, _| crd::assess(obj.value()),
         Reads::OwnTree,
         120,
     ),
     Kind::new(
         "",
         "Namespace",
-        |obj, _, _| exists::namespace(obj),
+        |obj, _, _| exists::namespace(obj.value()),
         Reads::OwnTree,
         30,
     ),
@@ -325,7 +326,7 @@ pub static KINDS: &[Kind] = &[
     Kind::new(
         "",
         "ReplicationController",
-        |obj, _, snap| replicaset::assess(obj, snap),
+        |obj, _, snap| replicaset::assess(obj.value(), snap),
         Reads::OwnTree,
         300,
     )
@@ -363,14 +364,18 @@ pub static KINDS: &[Kind] = &[
 
 /// A custom resource: what its controller reports, read through its CRD (krane's
 /// `KubernetesResource` default of 5 minutes).
-static CUSTOM: Kind =
-    Kind::new("", "", generic::assess, Reads::Namespace, 300).watching(&[cluster(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-    )]);
+static CUSTOM: Kind = Kind::new("", "", reported, Reads::Namespace, 300).watching(&[cluster(
+    "apiextensions.k8s.io/v1",
+    "CustomResourceDefinition",
+)]);
 
 /// A kind the API server serves itself that has no row (a Lease, a CSIDriver, ...).
-static OTHER_BUILTIN: Kind = Kind::new("", "", generic::assess, Reads::Namespace, 300);
+static OTHER_BUILTIN: Kind = Kind::new("", "", reported, Reads::Namespace, 300);
+
+/// The rule of a kind without a row: what the object's own status reports.
+fn reported(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
+    generic::assess(obj.value(), target, snapshot)
+}
 
 /// The row of a built-in kind, if it has one.
 pub fn registered(group: &str, kind: &str) -> Option<&'static Kind> {

@@ -7,6 +7,7 @@
 use crate::rules::annotations::timeout::parse_annotation_duration;
 use crate::rules::assessment::Assessment;
 use crate::rules::kinds;
+use crate::rules::live::Live;
 use crate::rules::pods::pod_state::finished;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::target::Target;
@@ -47,6 +48,35 @@ impl Settling {
 /// `minReadySeconds` (the controller already waited that long before calling it available).
 /// Zero for kinds without long-running pods.
 pub fn window(target: &Target, obj: &Value, default: Duration) -> Duration {
+    window_with(target, default, || {
+        obj.pointer("/spec/minReadySeconds").and_then(Value::as_u64)
+    })
+}
+
+/// [`window`] for the object as last seen, reading only its `minReadySeconds`.
+pub fn live_window(target: &Target, obj: &Live, default: Duration) -> Duration {
+    /// The one field the window reads; anything else in the text is skipped.
+    #[derive(serde::Deserialize)]
+    struct MinReady {
+        spec: Option<MinReadySpec>,
+    }
+    #[derive(serde::Deserialize)]
+    struct MinReadySpec {
+        #[serde(rename = "minReadySeconds")]
+        min_ready_seconds: Option<u64>,
+    }
+    window_with(target, default, || {
+        // Not a whole number of seconds (or not readable): none, as for `window`.
+        let read: Option<MinReady> = obj.typed().ok();
+        read?.spec?.min_ready_seconds
+    })
+}
+
+fn window_with(
+    target: &Target,
+    default: Duration,
+    min_ready: impl FnOnce() -> Option<u64>,
+) -> Duration {
     if kinds::of(target.group(), target.kind()).settles().is_none() {
         return Duration::ZERO;
     }
@@ -55,10 +85,10 @@ pub fn window(target: &Target, obj: &Value, default: Duration) -> Duration {
         .get(SETTLE_ANNOTATION)
         .and_then(|v| parse_annotation_duration(v))
         .unwrap_or(default);
-    let min_ready = obj
-        .pointer("/spec/minReadySeconds")
-        .and_then(Value::as_u64)
-        .map_or(Duration::ZERO, Duration::from_secs);
+    if own.is_zero() {
+        return own;
+    }
+    let min_ready = min_ready().map_or(Duration::ZERO, Duration::from_secs);
     own.saturating_sub(min_ready)
 }
 
@@ -497,6 +527,36 @@ mod tests {
         assert_eq!(window(&plain, &dep, WINDOW), Duration::from_secs(5));
         let job = Target::new("batch/v1", "Job", Some("shop"), "migrate");
         assert_eq!(window(&job, &json!({}), WINDOW), Duration::ZERO);
+        // The object as last seen reads the same, whatever its minReadySeconds holds.
+        let with = |min_ready: Value| {
+            let mut dep = dep.clone();
+            dep["spec"]["minReadySeconds"] = min_ready;
+            dep
+        };
+        let odd = [
+            json!(5),
+            json!(50),
+            json!(-3),
+            json!("5"),
+            json!(2.5),
+            Value::Null,
+        ];
+        for obj in odd
+            .into_iter()
+            .map(with)
+            .chain([json!({}), json!({"spec": 3})])
+        {
+            for t in [&target, &plain, &job] {
+                let live = Live::text(obj.to_string());
+                assert_eq!(
+                    live_window(t, &live, WINDOW),
+                    window(t, &obj, WINDOW),
+                    "{obj}"
+                );
+            }
+        }
+        let off = Duration::ZERO;
+        assert_eq!(live_window(&plain, &Live::text(dep.to_string()), off), off);
     }
 
     #[test]

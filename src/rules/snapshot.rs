@@ -3,6 +3,7 @@
 
 use super::event_store::{self, EventStore, KeptEvent};
 use super::kept::Keep;
+use super::live::Live;
 use super::packed::{Packed, Strings};
 use crate::rules::error::RulesError;
 use crate::rules::health::rule::HealthRules;
@@ -529,6 +530,17 @@ impl Snapshot {
                 (self.events).get_raw(&self.strings, key.namespace(), key.name())
             }
             None => None,
+        }
+    }
+
+    /// One object as [`Live`], its text left unparsed until a rule reads it (an Event,
+    /// whose text leaves out what its key holds, as a `Value`).
+    pub fn live(&self, key: &ObjectKey) -> Option<Live> {
+        match self.objects.get(key) {
+            Some(stored) if !is_event(key) => {
+                Some(Live::text(self.strings.unpack(&stored.packed)?))
+            }
+            _ => self.get_raw(key).map(Live::value_of),
         }
     }
 

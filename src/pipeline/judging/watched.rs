@@ -125,13 +125,13 @@ impl Watched {
             };
         }
         // Not seen, or deleted since (the rules tell the two apart).
-        let Some(obj) = snapshot.get_raw(&self.key) else {
+        let Some(obj) = snapshot.live(&self.key) else {
             if self.absent_fails && !snapshot.was_deleted(&self.key) {
                 return absent(target);
             }
             return rules::assess(target, snapshot);
         };
-        let window = settle::window(target, &obj, settle_default);
+        let window = settle::live_window(target, &obj, settle_default);
         let assessment = rules::assess_seen(target, Some(&obj), snapshot);
         let pods = || settle::pods_of(target, snapshot);
         let (assessment, wake) =

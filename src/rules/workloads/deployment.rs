@@ -5,23 +5,24 @@
 
 use crate::rules::annotations::rollout_mode::{RequiredRollout, max_unavailable};
 use crate::rules::assessment::Assessment;
+use crate::rules::live::Live;
 use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
 use crate::rules::pods::pod_state::finished;
-use crate::rules::snapshot::{Snapshot, or_default, typed};
+use crate::rules::snapshot::{Snapshot, or_default};
 use crate::rules::target::Target;
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use crate::vocab::verdict::Reason;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde_json::Value;
 
 const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 /// krane's allowance for clock skew between the runner and the API server.
 const CLOCK_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_secs(5);
 
-pub fn assess(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment {
-    let dep: Deployment = match typed(obj) {
+/// Read straight from the object's text (no `Value` first): the most re-assessed rule.
+pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
+    let dep: Deployment = match obj.typed() {
         Ok(d) => d,
         Err(e) => return unreadable("Deployment", &e),
     };
@@ -245,6 +246,7 @@ mod tests {
     use super::*;
     use crate::rules::annotations::rollout_mode::KRANE_REQUIRED_ROLLOUT_ANNOTATION;
     use crate::rules::fixtures::{self, merged, uid};
+    use serde_json::Value;
     use serde_json::json;
 
     const DEP_UID: &str = "6f1c2a3b-58d4-4e7a-9b0c-1d2e3f4a5b6c";
@@ -312,7 +314,7 @@ mod tests {
     #[track_caller]
     fn case(target: &Target, objects: &[Value], expected: (Option<Reason>, &str)) {
         let snap = snapshot(objects);
-        let obj = snap.get_raw(&target.key()).unwrap();
+        let obj = snap.live(&target.key()).unwrap();
         let got = assess(&obj, target, &snap);
         assert_eq!((got.reason(), got.message()), expected, "{got:?}");
         assert_eq!(
