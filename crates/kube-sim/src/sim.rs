@@ -77,10 +77,15 @@ impl Sim {
             scenario.clone(),
             logs.clone(),
         ));
-        tasks.push(tokio::spawn(track_milestones(
-            store.subscribe(),
-            server.clone(),
-        )));
+        // Timed as each change commits, so a client can never see a change before its
+        // milestone is set, and a burst of changes cannot make the milestones skip any. A
+        // weak reference: the server holds the store, which holds this observer.
+        let weak = Arc::downgrade(&server);
+        store.observe_commits(move |change| {
+            if let Some(server) = weak.upgrade() {
+                server.milestones.observe_now(change);
+            }
+        });
         Sim {
             store,
             registry,
@@ -196,17 +201,6 @@ impl Sim {
         let key = self.key_of(&json!({"apiVersion": api_version, "kind": kind,
             "metadata": {"name": name, "namespace": namespace}}))?;
         self.store.get(&key).map(|v| (*v).clone())
-    }
-}
-
-/// Feed every change to the server's milestones (for `/debug/milestones`).
-async fn track_milestones(mut rx: crate::store::Subscription, server: Arc<ServerState>) {
-    loop {
-        match rx.recv().await {
-            Ok(change) => server.milestones.observe_now(&change),
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
     }
 }
 

@@ -8,7 +8,7 @@ use crate::clock::Clock;
 use index::Index;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tokio::sync::broadcast;
 
 /// Where an object lives: its resource (group + plural), namespace and name.
@@ -103,10 +103,14 @@ struct Inner {
     index: Index,
 }
 
+/// A function told of every change as it is committed (see [`Store::observe_commits`]).
+type Observer = Box<dyn Fn(&Change) + Send + Sync>;
+
 /// The in-memory store shared by the API server, controllers and kubelet.
 pub struct Store {
     inner: Mutex<Inner>,
     tx: broadcast::Sender<Arc<Change>>,
+    observer: OnceLock<Observer>,
     clock: Clock,
     history_limit: usize,
 }
@@ -125,9 +129,19 @@ impl Store {
                 index: Index::default(),
             }),
             tx,
+            observer: OnceLock::new(),
             clock,
             history_limit,
         }
+    }
+
+    /// Calls `observer` with every change from now on, as it is committed: under the
+    /// store's lock, before any subscriber (a watch) can receive it, and never skipped, as
+    /// a subscriber that falls behind skips. For what must be timed against what a client
+    /// sees, such as a benchmark's milestones. One observer per store; `false` if one was
+    /// set already.
+    pub fn observe_commits(&self, observer: impl Fn(&Change) + Send + Sync + 'static) -> bool {
+        self.observer.set(Box::new(observer)).is_ok()
     }
 
     pub fn clock(&self) -> &Clock {
@@ -511,6 +525,9 @@ impl Store {
                 inner.horizon = dropped.rv;
             }
         }
+        if let Some(observer) = self.observer.get() {
+            observer(&change);
+        }
         // Sent under the lock so every receiver sees changes in resourceVersion order.
         let _ = self.tx.send(change);
         object
@@ -665,6 +682,38 @@ mod tests {
         let after = s.update(&deploy_key(), scaled, None).unwrap();
         assert_eq!(after["metadata"]["generation"], 2);
         assert_eq!(after["metadata"]["uid"], created["metadata"]["uid"]);
+    }
+
+    #[tokio::test]
+    async fn the_commit_observer_sees_every_change_before_any_subscriber() {
+        let s = store();
+        let seen: Arc<Mutex<Vec<(u64, ChangeType)>>> = Arc::default();
+        let log = seen.clone();
+        assert!(s.observe_commits(move |c| log.lock().unwrap().push((c.rv, c.kind))));
+        assert!(!s.observe_commits(|_| {}), "one observer per store");
+        let mut rx = s.subscribe();
+        let key = ObjectKey::new("", "configmaps", "shop", "cfg");
+        s.create(&key, json!({"metadata": {"name": "cfg"}}))
+            .unwrap();
+        s.update(
+            &key,
+            json!({"metadata": {"name": "cfg"}, "data": {"a": "1"}}),
+            None,
+        )
+        .unwrap();
+        s.delete(&key, DeleteOptions::default()).unwrap();
+        let expected = [
+            (1001, ChangeType::Added),
+            (1002, ChangeType::Modified),
+            (1003, ChangeType::Deleted),
+        ];
+        for (i, want) in expected.iter().enumerate() {
+            let change = rx.recv().await.unwrap();
+            assert_eq!((change.rv, change.kind), *want);
+            // Observed when committed: already there when a subscriber first hears of it.
+            assert_eq!(seen.lock().unwrap()[i], *want);
+        }
+        assert_eq!(*seen.lock().unwrap(), expected);
     }
 
     #[tokio::test]

@@ -145,3 +145,32 @@ async fn jobs_and_daemonsets_run_to_their_verdicts() {
         "{ds}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_milestones_see_a_deployment_roll_out() {
+    let sim = Sim::start(Scenario::builder().nodes(2).build());
+    sim.create(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "shop/web:1"}]}}}}))
+        .unwrap();
+    let report = sim.server.milestones.report();
+    assert_eq!(report["all_rolled_out_at_ms"], Value::Null, "{report}");
+    wait(30.0).await;
+    assert_eq!(
+        status(&sim, "apps/v1", "Deployment", "web")["availableReplicas"],
+        2
+    );
+    let report = sim.server.milestones.report();
+    assert_eq!(
+        (&report["deployments"], &report["rolling"]),
+        (&json!(1), &json!(0))
+    );
+    assert!(report["all_rolled_out_at_ms"].is_u64(), "{report}");
+    assert_eq!(
+        report["first_image_pull_error_at_ms"],
+        Value::Null,
+        "{report}"
+    );
+}
