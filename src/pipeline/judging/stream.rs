@@ -70,6 +70,9 @@ pub async fn judge_stream(
             Watched::new(pending, own.min(left), scopes, j.absent_fails)
         })
         .collect();
+    // One outcome per target: room for exactly that many, not a doubled capacity (at
+    // 5,000 targets, 8,192 outcomes' room).
+    outcomes.reserve_exact(watched.len());
     // Undecided resources, by index into `watched`, and what can affect each.
     let mut open: BTreeSet<usize> = (0..watched.len()).collect();
     let mut affected = Affected::new();
