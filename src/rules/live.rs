@@ -1,8 +1,8 @@
 //! A target's object as last seen, read only as far as its rule asks. The snapshot keeps
 //! objects as text; a rule that reads its own type (a Deployment's) parses that text once,
 //! instead of first building a `serde_json::Value` (a map per object, a string per key)
-//! and converting it: on a 10,000-pod rollout, reading each re-assessed Deployment as a
-//! Value was 7% of the run's CPU.
+//! and converting it: in a profile of 2,000- and 10,000-pod rollouts, reading the judged
+//! target as a Value was about 7% of the run's CPU.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -41,6 +41,11 @@ impl Live {
             let text = self.text.as_deref().unwrap_or("null");
             serde_json::from_str(text).unwrap_or(Value::Null)
         })
+    }
+
+    /// The object as a `Value` if it has been parsed already (or came as one).
+    pub fn parsed(&self) -> Option<&Value> {
+        self.value.get()
     }
 
     /// The object read as `T` from its text: no `Value` in between. An object given as a
@@ -87,9 +92,10 @@ mod tests {
     fn text_is_parsed_as_a_value_once_and_only_when_asked() {
         let live = Live::text(deployment().to_string());
         let _: Deployment = live.typed().unwrap();
-        assert!(live.value.get().is_none(), "a typed read builds no Value");
+        assert!(live.parsed().is_none(), "a typed read builds no Value");
         let first: *const Value = live.value();
         assert!(std::ptr::eq(first, live.value()));
+        assert!(std::ptr::eq(first, live.parsed().unwrap()));
     }
 
     #[test]

@@ -53,7 +53,8 @@ pub fn window(target: &Target, obj: &Value, default: Duration) -> Duration {
     })
 }
 
-/// [`window`] for the object as last seen, reading only its `minReadySeconds`.
+/// [`window`] for the object as last seen: from its `Value` when a rule has parsed it
+/// already, else reading only `minReadySeconds` from its text.
 pub fn live_window(target: &Target, obj: &Live, default: Duration) -> Duration {
     /// The one field the window reads; anything else in the text is skipped.
     #[derive(serde::Deserialize)]
@@ -64,6 +65,9 @@ pub fn live_window(target: &Target, obj: &Live, default: Duration) -> Duration {
     struct MinReadySpec {
         #[serde(rename = "minReadySeconds")]
         min_ready_seconds: Option<u64>,
+    }
+    if let Some(value) = obj.parsed() {
+        return window(target, value, default);
     }
     window_with(target, default, || {
         // Not a whole number of seconds (or not readable): none, as for `window`.
@@ -547,12 +551,14 @@ mod tests {
             .chain([json!({}), json!({"spec": 3})])
         {
             for t in [&target, &plain, &job] {
-                let live = Live::text(obj.to_string());
-                assert_eq!(
-                    live_window(t, &live, WINDOW),
-                    window(t, &obj, WINDOW),
-                    "{obj}"
-                );
+                // Read from the text, and from the Value a rule parsed before.
+                for live in [Live::text(obj.to_string()), Live::value_of(obj.clone())] {
+                    assert_eq!(
+                        live_window(t, &live, WINDOW),
+                        window(t, &obj, WINDOW),
+                        "{obj}"
+                    );
+                }
             }
         }
         let off = Duration::ZERO;

@@ -536,12 +536,11 @@ impl Snapshot {
     /// One object as [`Live`], its text left unparsed until a rule reads it (an Event,
     /// whose text leaves out what its key holds, as a `Value`).
     pub fn live(&self, key: &ObjectKey) -> Option<Live> {
-        match self.objects.get(key) {
-            Some(stored) if !is_event(key) => {
-                Some(Live::text(self.strings.unpack(&stored.packed)?))
-            }
-            _ => self.get_raw(key).map(Live::value_of),
+        if is_event(key) {
+            return self.get_raw(key).map(Live::value_of);
         }
+        let stored = self.objects.get(key)?;
+        Some(Live::text(self.strings.unpack(&stored.packed)?))
     }
 
     /// An object's `metadata.uid` (of any kind but Event), without reading the object.

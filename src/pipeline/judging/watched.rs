@@ -131,8 +131,9 @@ impl Watched {
             }
             return rules::assess(target, snapshot);
         };
-        let window = settle::live_window(target, &obj, settle_default);
         let assessment = rules::assess_seen(target, Some(&obj), snapshot);
+        // After the rule: the window reads the object's `Value` if the rule parsed one.
+        let window = settle::live_window(target, &obj, settle_default);
         let pods = || settle::pods_of(target, snapshot);
         let (assessment, wake) =
             settle::settle_with(&mut self.settling, assessment, pods, window, elapsed);

@@ -687,9 +687,19 @@ mod tests {
     #[tokio::test]
     async fn the_commit_observer_sees_every_change_before_any_subscriber() {
         let s = store();
-        let seen: Arc<Mutex<Vec<(u64, ChangeType)>>> = Arc::default();
+        // The observer drains a subscription of its own each time it is called: a change
+        // broadcast before it was observed would already be in there.
+        let early = Mutex::new(s.subscribe());
+        let seen: Arc<Mutex<Vec<(u64, ChangeType, bool)>>> = Arc::default();
         let log = seen.clone();
-        assert!(s.observe_commits(move |c| log.lock().unwrap().push((c.rv, c.kind))));
+        assert!(s.observe_commits(move |c| {
+            let mut rx = early.lock().unwrap();
+            let mut broadcast_first = false;
+            while let Ok(sent) = rx.try_recv() {
+                broadcast_first |= sent.rv == c.rv;
+            }
+            log.lock().unwrap().push((c.rv, c.kind, broadcast_first));
+        }));
         assert!(!s.observe_commits(|_| {}), "one observer per store");
         let mut rx = s.subscribe();
         let key = ObjectKey::new("", "configmaps", "shop", "cfg");
@@ -703,17 +713,15 @@ mod tests {
         .unwrap();
         s.delete(&key, DeleteOptions::default()).unwrap();
         let expected = [
-            (1001, ChangeType::Added),
-            (1002, ChangeType::Modified),
-            (1003, ChangeType::Deleted),
+            (1001, ChangeType::Added, false),
+            (1002, ChangeType::Modified, false),
+            (1003, ChangeType::Deleted, false),
         ];
-        for (i, want) in expected.iter().enumerate() {
-            let change = rx.recv().await.unwrap();
-            assert_eq!((change.rv, change.kind), *want);
-            // Observed when committed: already there when a subscriber first hears of it.
-            assert_eq!(seen.lock().unwrap()[i], *want);
-        }
         assert_eq!(*seen.lock().unwrap(), expected);
+        for (rv, kind, _) in expected {
+            let change = rx.recv().await.unwrap();
+            assert_eq!((change.rv, change.kind), (rv, kind));
+        }
     }
 
     #[tokio::test]
