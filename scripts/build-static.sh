@@ -18,8 +18,9 @@ export CARGO_TERM_COLOR=never
 # crt-static makes rustc link the C runtime statically too; without it a gnu target binary
 # always needs ld-linux and libc.so at run time.
 export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"
-# The musl builds' allocator, mimalloc, commits memory lazily, as in the release workflow
-# (see the comment there); a glibc build links no mimalloc and ignores the define.
+# The allocator, mimalloc, commits memory lazily, as in the release workflow (see the
+# comment there). .cargo/config.toml sets the same define, but only when CFLAGS is unset;
+# here it is added to whatever CFLAGS the caller has.
 export CFLAGS="${CFLAGS:-} -DMI_DEFAULT_ARENA_EAGER_COMMIT=0"
 
 # The profile the release workflow ships (Cargo.toml: thin LTO, one codegen unit).
