@@ -315,7 +315,9 @@ fn every_rule_reads_only_what_its_kinds_row_watches() {
                 watched.upsert(obj.clone()).unwrap();
             }
             let pods = |snapshot: &Snapshot| -> Vec<Option<String>> {
-                settle::pods_of(&target, snapshot)
+                let obj = snapshot.live(&target.key());
+                obj.map(|obj| settle::pods_of(&target, &obj, snapshot))
+                    .unwrap_or_default()
                     .into_iter()
                     .map(|p| p.metadata.name)
                     .collect()

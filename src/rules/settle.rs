@@ -98,15 +98,13 @@ fn window_with(
 
 /// The live pods whose stability counts: those its row names (a Deployment's newest
 /// ReplicaSet's, a StatefulSet's update revision's, a DaemonSet's or ReplicaSet's own, or
-/// the Pod itself), less those being deleted.
-pub fn pods_of(target: &Target, snapshot: &Snapshot) -> Vec<Pod> {
+/// the Pod itself), less those being deleted. `obj` is the target's object as the caller
+/// read it for the rule: its `Value` is reused when the rule parsed one.
+pub fn pods_of(target: &Target, obj: &Live, snapshot: &Snapshot) -> Vec<Pod> {
     let Some(pods_of) = kinds::of(target.group(), target.kind()).settles() else {
         return Vec::new();
     };
-    let Some(obj) = snapshot.get_raw(&target.key()) else {
-        return Vec::new();
-    };
-    pods_of(&obj, snapshot)
+    pods_of(obj.value(), snapshot)
         .into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .collect()
@@ -590,7 +588,8 @@ mod tests {
         ];
         let snap = fixtures::snapshot(&objects);
         let target = Target::new("apps/v1", "Deployment", Some("shop"), "web");
-        let names: Vec<_> = pods_of(&target, &snap)
+        let obj = snap.live(&target.key()).unwrap();
+        let names: Vec<_> = pods_of(&target, &obj, &snap)
             .into_iter()
             .filter_map(|p| p.metadata.name)
             .collect();

@@ -134,7 +134,7 @@ impl Watched {
         let assessment = rules::assess_seen(target, Some(&obj), snapshot);
         // After the rule: the window reads the object's `Value` if the rule parsed one.
         let window = settle::live_window(target, &obj, settle_default);
-        let pods = || settle::pods_of(target, snapshot);
+        let pods = || settle::pods_of(target, &obj, snapshot);
         let (assessment, wake) =
             settle::settle_with(&mut self.settling, assessment, pods, window, elapsed);
         self.wake = wake.map(|d| self.pending.applied_at + d);
