@@ -6,6 +6,7 @@
 //! record, and the tests hold the two equal), in time proportional to the changes.
 
 use crate::rules::kinds::{self, Reads};
+use crate::rules::object_key::KeyMap;
 use crate::rules::snapshot::{ObjectKey, field};
 use crate::rules::target::Target;
 use crate::rules::touched::{Touched, selector_selects};
@@ -24,22 +25,27 @@ struct Entry {
     seen: bool,
 }
 
+/// A map hashed with foldhash: every touched key of every batch is looked up here, and
+/// SipHash was a twentieth of those lookups' time at 2,500 Deployments.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// The undecided resources, by what can affect them. Ids are the caller's.
 #[derive(Debug, Clone, Default)]
 pub struct Affected {
-    entries: HashMap<usize, Entry>,
-    by_key: HashMap<ObjectKey, BTreeSet<usize>>,
+    entries: FastMap<usize, Entry>,
+    /// Keys hash by the hash they carry.
+    by_key: KeyMap<BTreeSet<usize>>,
     /// (namespace, name) -> Services.
-    services: HashMap<(String, String), BTreeSet<usize>>,
+    services: FastMap<(String, String), BTreeSet<usize>>,
     /// (namespace, label, value) -> Services whose selector's first pair it is.
-    by_first_pair: HashMap<(String, String, String), BTreeSet<usize>>,
+    by_first_pair: FastMap<(String, String, String), BTreeSet<usize>>,
     /// namespace -> Services not indexed by a pair (unseen, or no string pair): any
     /// touched workload of the namespace is checked against them.
-    unindexed: HashMap<String, BTreeSet<usize>>,
+    unindexed: FastMap<String, BTreeSet<usize>>,
     /// Rules that read cluster-scoped objects.
     cluster: BTreeSet<usize>,
     /// namespace -> rules that read their namespace.
-    namespaces: HashMap<String, BTreeSet<usize>>,
+    namespaces: FastMap<String, BTreeSet<usize>>,
 }
 
 fn reads(target: &Target) -> Reads {
@@ -215,7 +221,11 @@ impl Affected {
     }
 }
 
-fn drop_from<K: std::hash::Hash + Eq>(index: &mut HashMap<K, BTreeSet<usize>>, at: &K, id: usize) {
+fn drop_from<K: std::hash::Hash + Eq, S: std::hash::BuildHasher>(
+    index: &mut HashMap<K, BTreeSet<usize>, S>,
+    at: &K,
+    id: usize,
+) {
     if let Some(set) = index.get_mut(at) {
         set.remove(&id);
         if set.is_empty() {

@@ -287,6 +287,66 @@ mod tests {
         assert_eq!(snap.len(), 3);
     }
 
+    /// An Event as a controller files it about `kind`/`name` (`apps/v1` for ReplicaSets
+    /// and Deployments).
+    fn about(kind: &str, name: &str, uid: &str, reason: &str) -> Value {
+        let mut event =
+            fixtures::event(name, uid, "Normal", reason, &format!("{reason} {name}"), 1);
+        let api_version = if kind == "PersistentVolumeClaim" {
+            "v1"
+        } else {
+            "apps/v1"
+        };
+        event["involvedObject"]["kind"] = json!(kind);
+        event["involvedObject"]["apiVersion"] = json!(api_version);
+        event
+    }
+
+    #[test]
+    fn only_events_a_rule_or_an_outcome_reads_are_kept_once_the_targets_are_known() {
+        let events = [
+            pulling("web-1", "pod-uid", "v1"),
+            about("ReplicaSet", "web-7d4b9c", "rs-uid", "SuccessfulCreate"),
+            about("ReplicaSet", "api-5f6c7d", "api-rs-uid", "SuccessfulCreate"),
+            about("Deployment", "web", "deploy-uid", "ScalingReplicaSet"),
+            about(
+                "PersistentVolumeClaim",
+                "data-db-0",
+                "pvc-uid",
+                "ProvisioningFailed",
+            ),
+        ];
+        // Without targets (tests, callers that read every Event) all are kept.
+        let mut all = Snapshot::new();
+        for e in &events {
+            all.upsert(e.clone()).unwrap();
+        }
+        for uid in ["pod-uid", "rs-uid", "api-rs-uid", "deploy-uid", "pvc-uid"] {
+            assert_eq!(all.events_for(uid).len(), 1, "{uid}");
+        }
+
+        // Targets: the Deployment web and a bare ReplicaSet api-5f6c7d.
+        let mut snap = Snapshot::new();
+        let key =
+            |kind: &str, name: &str| ObjectKey::new("apps/v1", kind, Some(fixtures::NS), name);
+        snap.keep_events_about([key("Deployment", "web"), key("ReplicaSet", "api-5f6c7d")]);
+        for e in &events {
+            snap.upsert(e.clone()).unwrap();
+        }
+        // A pod's and a claim's Events are read by rules, a target's by its outcome.
+        for uid in ["pod-uid", "api-rs-uid", "deploy-uid", "pvc-uid"] {
+            assert_eq!(snap.events_for(uid).len(), 1, "{uid}");
+        }
+        // The Deployment's ReplicaSet is no target and no rule reads its Events: dropped,
+        // and its arrival touches nothing (no Deployment is asked again for it).
+        assert!(snap.events_for("rs-uid").is_empty());
+        assert_eq!(snap.len(), 4);
+        snap.take_touched();
+        snap.upsert(events[1].clone()).unwrap();
+        assert!(snap.take_touched().is_empty());
+        assert_eq!(snap.get_raw(&key_of(&events[1])), None);
+    }
+
     #[test]
     fn an_event_moved_to_another_object_is_forgotten_everywhere_it_was_filed() {
         let mut snap = Snapshot::new();

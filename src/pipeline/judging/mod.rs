@@ -8,6 +8,7 @@ mod feed;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod timers;
 mod watched;
 
 pub use explain::{LogSource, NoLogs};
