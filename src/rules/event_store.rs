@@ -345,6 +345,25 @@ mod tests {
         snap.upsert(events[1].clone()).unwrap();
         assert!(snap.take_touched().is_empty());
         assert_eq!(snap.get_raw(&key_of(&events[1])), None);
+
+        // A cluster-scoped target's Events name it with no namespace, or an empty one.
+        let issuer = ObjectKey::new("cert-manager.io/v1", "ClusterIssuer", None, "letsencrypt");
+        let mut snap = Snapshot::new();
+        snap.keep_events_about([issuer]);
+        for (namespace, uid) in [(None, "issuer-uid-1"), (Some(""), "issuer-uid-2")] {
+            let mut event = about("ClusterIssuer", "letsencrypt", uid, "ErrInitIssuer");
+            event["involvedObject"]["apiVersion"] = json!("cert-manager.io/v1");
+            event["involvedObject"]["namespace"] = json!(namespace);
+            if namespace.is_none() {
+                event["involvedObject"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("namespace");
+            }
+            event["metadata"]["name"] = json!(format!("letsencrypt.{uid}"));
+            snap.upsert(event).unwrap();
+            assert_eq!(snap.events_for(uid).len(), 1, "{namespace:?}");
+        }
     }
 
     #[test]
