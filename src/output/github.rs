@@ -33,7 +33,7 @@ pub struct Publisher {
     name: String,
     token: Option<String>,
     /// Verdicts so far, for progress updates and for a cancelled run's last word.
-    seen: Arc<Mutex<Vec<Outcome>>>,
+    seen: Arc<Mutex<Vec<Arc<Outcome>>>>,
     /// Resources applied or watched without a verdict yet, with their last state.
     pending: Pending,
     progress: Option<mpsc::UnboundedSender<()>>,
@@ -139,7 +139,7 @@ impl Publisher {
         );
         tokio::spawn(async move {
             while rx.recv().await.is_some() {
-                let outcomes = seen.lock().expect("seen lock").clone();
+                let outcomes = owned(&seen.lock().expect("seen lock"));
                 let run = RunOutcome::new(dry_run, started.elapsed().as_secs_f64(), outcomes);
                 if let Some(c) = check.lock().await.as_mut() {
                     let _ = c.update(&run).await;
@@ -161,7 +161,7 @@ impl Publisher {
     /// A cancelled run: the verdicts known so far, and every resource applied or watched
     /// without one, `unfinished` (`cancelled`) with the state it was in.
     pub fn so_far(&self) -> RunOutcome {
-        let mut outcomes = self.seen.lock().expect("seen lock").clone();
+        let mut outcomes = owned(&self.seen.lock().expect("seen lock"));
         let seconds = self.started.elapsed().as_secs_f64();
         for (resource, state) in self.pending.lock().expect("pending lock").iter() {
             outcomes.push(Outcome {
@@ -282,6 +282,11 @@ pub(crate) fn append(path: &std::path::Path, text: &str) -> std::io::Result<()> 
     f.write_all(text.as_bytes())
 }
 
+/// Copies of the verdicts kept so far, for a check run update or a cancelled run.
+fn owned(seen: &[Arc<Outcome>]) -> Vec<Outcome> {
+    seen.iter().map(|o| Outcome::clone(o)).collect()
+}
+
 /// Resources without a verdict yet, by identity, with their last state.
 type Pending = Arc<Mutex<BTreeMap<crate::vocab::outcome::ResourceId, String>>>;
 
@@ -289,7 +294,7 @@ type Pending = Arc<Mutex<BTreeMap<crate::vocab::outcome::ResourceId, String>>>;
 /// is still pending) for GitHub.
 pub struct Tee<'a> {
     inner: &'a mut dyn Observer,
-    seen: Arc<Mutex<Vec<Outcome>>>,
+    seen: Arc<Mutex<Vec<Arc<Outcome>>>>,
     pending: Pending,
     progress: Option<mpsc::UnboundedSender<()>>,
 }
@@ -319,7 +324,7 @@ impl Observer for Tee<'_> {
             self.seen
                 .lock()
                 .expect("seen lock")
-                .push((**outcome).clone());
+                .push(Arc::clone(outcome));
             if let Some(tx) = &self.progress {
                 let _ = tx.send(());
             }

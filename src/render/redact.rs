@@ -8,6 +8,7 @@ use crate::vocab::events::RunEvent;
 use crate::vocab::outcome::{Change, Outcome, RunOutcome};
 use serde_json::Value;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The values no output may show, and the one place outputs get their data through.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +72,15 @@ impl Redactor {
     pub fn event(&self, mut event: RunEvent) -> RunEvent {
         match &mut event {
             RunEvent::Waiting { state, .. } => *state = self.text(state),
-            RunEvent::Verdict(outcome) => self.outcome(outcome),
+            RunEvent::Verdict(outcome) => {
+                // Masked in a copy, kept only if masking changed it: an unmasked verdict
+                // stays shared with the judging loop's.
+                let mut masked = Outcome::clone(outcome);
+                self.outcome(&mut masked);
+                if masked != **outcome {
+                    *outcome = Arc::new(masked);
+                }
+            }
             RunEvent::WatchTrouble(message)
             | RunEvent::Warning(message)
             | RunEvent::Note(message) => {
@@ -269,11 +278,32 @@ mod tests {
         assert_eq!(line, "PGPASSWORD=***");
         let mut outcome = crate::render::fixtures::crash_loop();
         outcome.message = "exited: hunter2".into();
-        let RunEvent::Verdict(masked) = redactor.event(RunEvent::Verdict(Box::new(outcome))) else {
+        let RunEvent::Verdict(masked) = redactor.event(RunEvent::Verdict(Arc::new(outcome))) else {
             unreachable!()
         };
         assert_eq!(masked.message, "exited: ***");
         let applied = RunEvent::Applied { id, dry_run: false };
         assert_eq!(redactor.event(applied.clone()), applied);
+    }
+
+    #[test]
+    fn a_verdict_with_nothing_to_mask_stays_shared_and_one_with_a_secret_is_copied() {
+        let redactor = Redactor::new(["hunter2".to_owned()]);
+        let clean = Arc::new(crate::render::fixtures::crash_loop());
+        let RunEvent::Verdict(passed) = redactor.event(RunEvent::Verdict(clean.clone())) else {
+            unreachable!()
+        };
+        // The judging loop's verdict and the one the outputs keep are one allocation.
+        assert!(Arc::ptr_eq(&passed, &clean));
+        let mut secret = crate::render::fixtures::crash_loop();
+        secret.events[0].message = "pulled with token hunter2".into();
+        let secret = Arc::new(secret);
+        let RunEvent::Verdict(masked) = redactor.event(RunEvent::Verdict(secret.clone())) else {
+            unreachable!()
+        };
+        assert!(!Arc::ptr_eq(&masked, &secret));
+        assert_eq!(masked.events[0].message, "pulled with token ***");
+        // The loop's own copy is left as it was (the report is redacted on its own way).
+        assert_eq!(secret.events[0].message, "pulled with token hunter2");
     }
 }

@@ -1,6 +1,7 @@
 //! The events a run reports while it works (the run never prints; an observer does).
 
 use crate::vocab::outcome::{Outcome, ResourceId};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How often a run reports [`RunEvent::Status`]: the clock outputs print by (a CI log
@@ -40,7 +41,9 @@ pub enum RunEvent {
         id: ResourceId,
         state: String,
     },
-    Verdict(Box<Outcome>),
+    /// Shared: the judging loop and the GitHub observer keep the same verdict (at 5,000
+    /// resources two copies were 4 MB).
+    Verdict(Arc<Outcome>),
     /// A watch failed and is retrying (never fatal).
     WatchTrouble(String),
     /// Image preflight: how many images were looked up.

@@ -88,7 +88,7 @@ pub async fn judge(
     };
     let (mut outcome, pruned) = tokio::join!(judged, waiting);
     for o in &pruned {
-        ctx.event(RunEvent::Verdict(Box::new(o.clone())));
+        ctx.event(RunEvent::Verdict(std::sync::Arc::new(o.clone())));
     }
     outcome.outcomes.extend(pruned);
     outcome.result = RunResult::from_verdicts(outcome.outcomes.iter().map(|o| o.verdict));

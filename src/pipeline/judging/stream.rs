@@ -21,6 +21,7 @@ use crate::vocab::outcome::{Outcome, RunOutcome};
 use crate::vocab::verdict::{Reason, Verdict};
 use futures::{Stream, StreamExt};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -71,9 +72,9 @@ pub async fn judge_stream(
             Watched::new(pending, own.min(left), scopes, j.absent_fails)
         })
         .collect();
-    // One outcome per target: room for exactly that many, not a doubled capacity (at
-    // 5,000 targets, 8,192 outcomes' room).
-    outcomes.reserve_exact(watched.len());
+    // The loop's verdicts, shared with the output layer (which keeps them too); room for
+    // one per target, not a doubled capacity.
+    let mut verdicts: Vec<Arc<Outcome>> = Vec::with_capacity(watched.len());
     // Undecided resources, by index into `watched`, and what can affect each.
     let mut open: BTreeSet<usize> = (0..watched.len()).collect();
     let mut affected = Affected::new();
@@ -157,8 +158,9 @@ pub async fn judge_stream(
                     let judged = Judged::new(verdict, reason, message).blaming(container);
                     let manifest = &j.manifests[w.pending.index];
                     let outcome = explain(j.logs, &snapshot, manifest, w, judged).await;
-                    j.event(RunEvent::Verdict(Box::new(outcome.clone())));
-                    outcomes.push(outcome);
+                    let outcome = Arc::new(outcome);
+                    j.event(RunEvent::Verdict(outcome.clone()));
+                    verdicts.push(outcome);
                     open.remove(&i);
                     affected.remove(i);
                 }
@@ -176,6 +178,7 @@ pub async fn judge_stream(
         }
         let first_failure = outcomes
             .iter()
+            .chain(verdicts.iter().map(|o| &**o))
             .find(|o| o.verdict == Verdict::Failed)
             .map(|o| o.resource.clone());
         if j.fail_fast
@@ -188,9 +191,9 @@ pub async fn judge_stream(
             });
             for i in std::mem::take(&mut open) {
                 let w = &watched[i];
-                let outcome = w.unfinished(&j.manifests[w.pending.index], &name);
-                j.event(RunEvent::Verdict(Box::new(outcome.clone())));
-                outcomes.push(outcome);
+                let outcome = Arc::new(w.unfinished(&j.manifests[w.pending.index], &name));
+                j.event(RunEvent::Verdict(outcome.clone()));
+                verdicts.push(outcome);
             }
             break;
         }
@@ -225,6 +228,9 @@ pub async fn judge_stream(
     // the snapshot is the larger part of the run's memory, and ordering used to add to
     // its peak.
     drop((snapshot, watched, affected, feed));
+    // Copied out of their sharing (the output layer keeps its references) only now.
+    outcomes.reserve_exact(verdicts.len());
+    outcomes.extend(verdicts.into_iter().map(Arc::unwrap_or_clone));
     in_manifest_order(j.manifests, &mut outcomes);
     RunOutcome::new(false, j.start.elapsed().as_secs_f64(), outcomes)
 }
