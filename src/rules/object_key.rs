@@ -57,8 +57,10 @@ impl ObjectKey {
         Self::in_group(group_of(api_version), kind, namespace, name)
     }
 
-    /// A key from its API group (not an apiVersion: `apps`, not `apps/v1`).
+    /// A key from its API group (not an apiVersion: `apps`, not `apps/v1`). An empty
+    /// namespace is none: Events name a cluster-scoped object with `"namespace": ""`.
     pub(crate) fn in_group(group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        let namespace = namespace.filter(|ns| !ns.is_empty());
         let mut hasher = std::hash::DefaultHasher::new();
         (group, kind, namespace, name).hash(&mut hasher);
         ObjectKey(Arc::new(KeyParts {

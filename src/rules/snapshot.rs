@@ -295,17 +295,12 @@ impl Snapshot {
         self.events_about = Some(targets.into_iter().collect());
     }
 
-    /// Whether an Event about `about` is kept (an Event naming no object is). A
-    /// cluster-scoped object named with an empty namespace is the target without one.
+    /// Whether an Event about `about` is kept (an Event naming no object is).
     fn keeps_events_about(&self, about: Option<&ObjectKey>) -> bool {
         let (Some(targets), Some(about)) = (&self.events_about, about) else {
             return true;
         };
-        let (group, kind) = (about.group(), about.kind());
-        EVENTS_READ_OF.contains(&(group, kind))
-            || targets.contains(about)
-            || (about.namespace() == Some("")
-                && targets.contains(&ObjectKey::in_group(group, kind, None, about.name())))
+        EVENTS_READ_OF.contains(&(about.group(), about.kind())) || targets.contains(about)
     }
 
     /// The CRD list was refused (403): no CRD will come into view.
