@@ -3,12 +3,11 @@
 //! object (its own key, map entries, links) than its text. Here an Event is its name and
 //! text in a list under the uid it is about, which is how every rule reads them.
 
-use super::object_key::{ObjectKey, intern};
+use super::object_key::{ObjectKey, StrMap, intern};
 use super::packed::{Packed, Strings};
 use k8s_openapi::api::core::v1::Event;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Events kept per involved object: the latest by arrival. A merged Event (the same one
@@ -131,7 +130,7 @@ pub(crate) fn restore_value(
 /// The Events about each uid, oldest arrival first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EventStore {
-    about: HashMap<Box<str>, Vec<KeptEvent>, foldhash::fast::RandomState>,
+    about: StrMap<Box<str>, Vec<KeptEvent>>,
     len: usize,
 }
 

@@ -14,12 +14,12 @@ use crate::rules::touched::Touched;
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub use super::event_store::EVENTS_PER_OBJECT;
 use super::head::Head;
-use super::object_key::{KeyMap, KeySet};
+use super::object_key::{KeyMap, KeySet, StrMap};
 pub use super::object_key::{ObjectKey, group_of};
 
 /// Kinds whose objects are indexed by the uid of their owners, because workload rules
@@ -223,10 +223,6 @@ impl Links {
         }
     }
 }
-
-/// A map keyed by strings (uids, names, labels) hashed with foldhash, seeded per run: a
-/// uid is hashed for every object that arrives, and SipHash was 2% of a large deploy's CPU.
-type StrMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Everything seen so far, with the indexes the rules need.
 #[derive(Debug, Clone, Default)]
