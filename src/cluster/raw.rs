@@ -292,6 +292,28 @@ impl At {
         )
     }
 
+    /// Whether nothing inside the value here is left out or gathered for an object kept
+    /// as `keep`, so that it can be copied as the API server wrote it ([`Verbatim`]).
+    fn verbatim(self, keep: Keep) -> bool {
+        match self {
+            At::Elsewhere => true,
+            // A Pod's unread fields are dropped down there (see `kept`).
+            At::Status
+            | At::Containers
+            | At::Container
+            | At::Conditions
+            | At::Condition
+            | At::ContainerStatuses
+            | At::ContainerStatus => keep != Keep::Pod,
+            At::Top
+            | At::Metadata
+            | At::Annotations
+            | At::Spec
+            | At::Template
+            | At::TemplateMeta => false,
+        }
+    }
+
     /// Whether `key` in the map here is left out of the copy of an object kept as `keep`.
     fn drops(self, key: &str, keep: Keep) -> bool {
         let always = match self {
@@ -489,6 +511,10 @@ impl<'de> Visitor<'de> for Copy<'_> {
                     let _ = serde_json::to_writer(StringWriter(self.out), &*kept);
                     found.capture(self.at, &key, value);
                 }
+                _ if at.verbatim(self.keep) => map.next_value_seed(Verbatim {
+                    out: self.out,
+                    keep: self.keep,
+                })?,
                 found => map.next_value_seed(Copy {
                     out: self.out,
                     at,
@@ -498,6 +524,85 @@ impl<'de> Visitor<'de> for Copy<'_> {
             }
         }
         self.out.push('}');
+        Ok(())
+    }
+}
+
+/// serde_json's name for a request of a value's text as it was read (what
+/// `serde_json::value::RawValue` asks for). Any other deserializer takes it for an ordinary
+/// newtype name; serde_json answers it only with its `raw_value` feature (asked for in
+/// Cargo.toml), and a serde_json that no longer did would make every value take
+/// [`Copy`]'s way: slower, never wrong.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Copies a value in which nothing is dropped (a pod's labels, a Deployment's pod template
+/// spec and status) as the text the API server sent, in one piece: serde_json skips over
+/// it and hands over the slice, where [`Copy`] would read and write it token by token,
+/// every string checked for escapes twice and every number formatted again. The API
+/// server writes compact JSON, so the copy is as compact as [`Copy`]'s (a server that
+/// indented its JSON would leave its spaces in these values).
+///
+/// serde_json's own deserializer reading text (watch events) answers with the text;
+/// any other (a list's items, which kube's `ObjectList` buffers before reading them, or
+/// a `Value`) reads the value as a newtype, and it is copied by [`Copy`].
+struct Verbatim<'a> {
+    out: &'a mut String,
+    keep: Keep,
+}
+
+impl<'de> DeserializeSeed<'de> for Verbatim<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_newtype_struct(RAW_VALUE_TOKEN, self)
+    }
+}
+
+impl<'de> Visitor<'de> for Verbatim<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    /// serde_json's answer: a map of one entry, its private key and the value's text.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        if map.next_key::<IgnoredAny>()?.is_none() {
+            return Err(de::Error::invalid_length(0, &self));
+        }
+        map.next_value_seed(Text(self.out))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(Copy {
+            out: self.out,
+            at: At::Elsewhere,
+            keep: self.keep,
+            found: None,
+        })
+    }
+}
+
+/// A value's JSON text, appended as it is.
+struct Text<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Text<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for Text<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value's text")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        self.0.push_str(v);
         Ok(())
     }
 }
@@ -875,18 +980,62 @@ mod tests {
 
     #[test]
     fn a_list_of_raw_objects_reads_like_the_api_servers() {
-        let list: kube::core::ObjectList<RawObject> = serde_json::from_value(json!({
+        let list = json!({
             "apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "7"},
             "items": [{"metadata": {"name": "a", "resourceVersion": "5",
-                "managedFields": []}}]
-        }))
+                "managedFields": [], "labels": {"app": "a<b"}},
+                "spec": {"nodeName": "n1", "priority": 7, "ports": [{"port": 80}]},
+                "status": {"phase": "Running", "hostIP": "10.0.0.1"}}]
+        });
+        let want = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "a", "resourceVersion": "5", "labels": {"app": "a<b"}},
+            "spec": {"nodeName": "n1", "priority": 7, "ports": [{"port": 80}]},
+            "status": {"phase": "Running", "hostIP": "10.0.0.1"}});
+        // kube's ObjectList buffers the items before reading them (serde's `flatten`), so
+        // the verbatim copy is not on offer there, and from a `Value` neither.
+        let from_text: kube::core::ObjectList<RawObject> =
+            serde_json::from_str(&list.to_string()).unwrap();
+        let from_value: kube::core::ObjectList<RawObject> = serde_json::from_value(list).unwrap();
+        for list in [from_text, from_value] {
+            assert_eq!(list.items.len(), 1);
+            let text = list.items[0].clone().into_text(&pod_resource());
+            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn values_with_nothing_left_out_are_copied_as_the_server_wrote_them() {
+        // Go's encoder writes `<` as `\u003c`; a token-by-token copy would write `<`.
+        let line = r#"{"type":"MODIFIED","object":{"metadata":{"name":"a",
+            "labels":{"app":"a\u003cb"},"annotations":{"note":"x\u003cy"}},
+            "spec":{"template":{"spec":{"nodeSelector":{"k":"v\u003cw"}}}},
+            "status":{"replicas":1.50,"conditions":[{"message":"m\u003cn"}]}}}"#;
+        let kube::core::WatchEvent::Modified(raw) =
+            serde_json::from_str::<kube::core::WatchEvent<RawObject>>(line).unwrap()
+        else {
+            panic!("not a modification")
+        };
+        let text = raw.into_text(&pod_resource());
+        // Kept whole, a Deployment-like object's plain values come through verbatim...
+        for verbatim in [
+            r#""annotations":{"note":"x\u003cy"}"#,
+            r#""spec":{"nodeSelector":{"k":"v\u003cw"}}"#,
+            r#""status":{"replicas":1.50,"conditions":[{"message":"m\u003cn"}]}"#,
+        ] {
+            assert!(text.contains(verbatim), "{verbatim} not in {text}");
+        }
+        // ...and what the watcher reads on the way (labels) is written as it read it, as
+        // are the maps something is dropped from.
+        assert!(text.contains(r#""labels":{"app":"a<b"}"#), "{text}");
+        let pod: RawObject<PodFields> = serde_json::from_str(
+            r#"{"status":{"hostIP":"1","conditions":[{"lastProbeTime":null,"message":"m\u003cn"}]}}"#,
+        )
         .unwrap();
-        assert_eq!(list.items.len(), 1);
-        assert_eq!(
-            serde_json::from_str::<Value>(&list.items[0].clone().into_text(&pod_resource()))
-                .unwrap(),
-            json!({"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": "a", "resourceVersion": "5"}})
+        // A Pod's condition loses its unread field; what is left of it comes through as sent.
+        let text = pod.into_text(&pod_resource());
+        assert!(
+            text.contains(r#""status":{"conditions":[{"message":"m\u003cn"}]}"#),
+            "{text}"
         );
     }
 
