@@ -13,6 +13,10 @@ use kube_sim::{Scenario, Sim};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
+/// The allocator the `kube-sim` binary runs with (src/main.rs says why).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn arg(n: usize, default: usize) -> usize {
     std::env::args()
         .filter(|a| !a.starts_with('-'))

@@ -3,6 +3,12 @@
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc, as deploy-action uses: a simulated cluster builds and drops JSON maps by the
+/// million (every write, watch event and controller pass), and glibc's malloc took about a
+/// third of kube-sim's CPU bringing 4,000 pods up (docs/benchmark.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
