@@ -295,23 +295,23 @@ impl At {
     /// Whether nothing inside the value here is left out or gathered for an object kept
     /// as `keep`, so that it can be copied as the API server wrote it ([`Verbatim`]).
     fn verbatim(self, keep: Keep) -> bool {
-        match self {
-            At::Elsewhere => true,
-            // A Pod's unread fields are dropped down there (see `kept`).
-            At::Status
-            | At::Containers
-            | At::Container
-            | At::Conditions
-            | At::Condition
-            | At::ContainerStatuses
-            | At::ContainerStatus => keep != Keep::Pod,
+        // What `keep` leaves out below here: the places of this map and the maps under it.
+        let below: &[Place] = match self {
+            At::Elsewhere => &[],
+            At::Status => &[Place::Status, Place::Condition, Place::ContainerStatus],
+            At::Containers | At::Container => &[Place::Container],
+            At::Conditions | At::Condition => &[Place::Condition],
+            At::ContainerStatuses | At::ContainerStatus => &[Place::ContainerStatus],
+            // Something is always left out below (managedFields, the last-applied
+            // annotation, apiVersion and kind) or read for the Head.
             At::Top
             | At::Metadata
             | At::Annotations
             | At::Spec
             | At::Template
-            | At::TemplateMeta => false,
-        }
+            | At::TemplateMeta => return false,
+        };
+        !below.iter().any(|&place| keep.drops_any(place))
     }
 
     /// Whether `key` in the map here is left out of the copy of an object kept as `keep`.

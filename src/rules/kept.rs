@@ -44,6 +44,13 @@ pub enum Place {
     ContainerStatus,
 }
 
+/// The keys of a map that a [`Keep`] leaves out.
+enum Dropped {
+    Nothing,
+    These(&'static [&'static str]),
+    AllBut(&'static [&'static str]),
+}
+
 /// The lists in a Pod's spec whose items are containers.
 pub const CONTAINER_LISTS: [&str; 3] = ["containers", "initContainers", "ephemeralContainers"];
 
@@ -69,18 +76,33 @@ impl Keep {
         }
     }
 
+    /// Which keys of the map at `place` are left out.
+    fn dropped(self, place: Place) -> Dropped {
+        match (self, place) {
+            (Keep::Pod, Place::Spec) => Dropped::These(POD_SPEC_DROPPED),
+            (Keep::Pod, Place::Container) => Dropped::These(CONTAINER_DROPPED),
+            (Keep::Pod, Place::Status) => Dropped::These(POD_STATUS_DROPPED),
+            (Keep::Pod, Place::Condition) => Dropped::These(&["lastProbeTime"]),
+            (Keep::Pod, Place::ContainerStatus) => Dropped::These(CONTAINER_STATUS_DROPPED),
+            (Keep::Event, Place::Top) => Dropped::AllBut(EVENT_FIELDS),
+            (Keep::Event, Place::Metadata) => Dropped::AllBut(EVENT_METADATA),
+            _ => Dropped::Nothing,
+        }
+    }
+
     /// Whether `key`, in the map at `place`, is left out.
     pub fn drops(self, place: Place, key: &str) -> bool {
-        match (self, place) {
-            (Keep::Pod, Place::Spec) => POD_SPEC_DROPPED.contains(&key),
-            (Keep::Pod, Place::Container) => CONTAINER_DROPPED.contains(&key),
-            (Keep::Pod, Place::Status) => POD_STATUS_DROPPED.contains(&key),
-            (Keep::Pod, Place::Condition) => key == "lastProbeTime",
-            (Keep::Pod, Place::ContainerStatus) => CONTAINER_STATUS_DROPPED.contains(&key),
-            (Keep::Event, Place::Top) => !EVENT_FIELDS.contains(&key),
-            (Keep::Event, Place::Metadata) => !EVENT_METADATA.contains(&key),
-            _ => false,
+        match self.dropped(place) {
+            Dropped::Nothing => false,
+            Dropped::These(keys) => keys.contains(&key),
+            Dropped::AllBut(keys) => !keys.contains(&key),
         }
+    }
+
+    /// Whether any key of the map at `place` may be left out (the watchers copy a map
+    /// where none is, with everything below it, as the API server wrote it).
+    pub fn drops_any(self, place: Place) -> bool {
+        !matches!(self.dropped(place), Dropped::Nothing)
     }
 
     /// Drops from `obj` what [`Keep::drops`] says, as the watchers do while they copy.
