@@ -68,6 +68,9 @@ impl Selectors {
             .map_err(ApiError::bad_request)?;
         let field = FieldSelector::parse(call.params.get("fieldSelector").unwrap_or_default())
             .map_err(ApiError::bad_request)?;
+        field
+            .check_supported(&call.rt.group, &call.rt.kind)
+            .map_err(ApiError::bad_request)?;
         Ok(Selectors { label, field })
     }
 

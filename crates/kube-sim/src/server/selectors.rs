@@ -109,6 +109,27 @@ impl FieldSelector {
         Ok(FieldSelector(reqs))
     }
 
+    /// Refuses a field the API server does not let a selector name for objects of
+    /// `group`/`kind`, in its words: every kind can be selected by `metadata.name` and
+    /// `metadata.namespace`, a few built-in kinds by fields of their own.
+    pub fn check_supported(&self, group: &str, kind: &str) -> Result<(), String> {
+        let own = selectable_fields(group, kind);
+        match self
+            .0
+            .iter()
+            .map(|(path, _, _)| path.as_str())
+            .find(|p| !matches!(*p, "metadata.name" | "metadata.namespace") && !own.contains(p))
+        {
+            // Kinds with fields of their own refuse in their conversion's words; the rest
+            // (custom resources too) in the default metadata conversion's.
+            Some(path) if own.is_empty() => Err(format!(
+                "{path:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            )),
+            Some(path) => Err(format!("field label not supported: {path}")),
+            None => Ok(()),
+        }
+    }
+
     pub fn matches(&self, object: &Value) -> bool {
         self.0.iter().all(|(path, eq, want)| {
             let pointer = format!("/{}", path.replace('.', "/"));
@@ -119,6 +140,44 @@ impl FieldSelector {
             };
             (got == *want) == *eq
         })
+    }
+}
+
+/// The fields besides `metadata.name` and `metadata.namespace` a selector may name for a
+/// built-in kind (the API server's selectable fields, from its registry of each kind).
+fn selectable_fields(group: &str, kind: &str) -> &'static [&'static str] {
+    match (group, kind) {
+        ("", "Event") => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        ("", "Pod") => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+        ],
+        ("", "Secret") => &["type"],
+        ("", "Node") => &["spec.unschedulable"],
+        ("", "Namespace") => &["status.phase"],
+        ("", "ReplicationController") | ("apps", "ReplicaSet") => &["status.replicas"],
+        ("batch", "Job") => &["status.successful"],
+        ("certificates.k8s.io", "CertificateSigningRequest") => &["spec.signerName"],
+        _ => &[],
     }
 }
 
@@ -159,5 +218,31 @@ mod tests {
         assert!(!FieldSelector::parse("type!=Warning").unwrap().matches(&ev));
         assert!(FieldSelector::parse("spec.nodeName=").unwrap().matches(&ev));
         assert!(FieldSelector::parse("nonsense").is_err());
+    }
+
+    #[test]
+    fn a_selector_may_name_only_the_fields_the_api_server_selects_by() {
+        let events =
+            FieldSelector::parse("reason!=Scheduled,type=Warning,metadata.name=x").unwrap();
+        assert_eq!(events.check_supported("", "Event"), Ok(()));
+        assert_eq!(
+            events.check_supported("", "Pod"),
+            Err("field label not supported: reason".to_owned())
+        );
+        let pods = FieldSelector::parse("spec.nodeName=n1,status.phase!=Running").unwrap();
+        assert_eq!(pods.check_supported("", "Pod"), Ok(()));
+        let message = FieldSelector::parse("message=x").unwrap();
+        assert_eq!(
+            message.check_supported("", "Event"),
+            Err("field label not supported: message".to_owned())
+        );
+        let names = FieldSelector::parse("metadata.namespace=a,metadata.name=b").unwrap();
+        assert_eq!(names.check_supported("example.com", "Widget"), Ok(()));
+        assert!(
+            FieldSelector::parse("spec.x=1")
+                .unwrap()
+                .check_supported("example.com", "Widget")
+                .is_err()
+        );
     }
 }
