@@ -126,3 +126,66 @@ async fn a_one_shot_pod_that_exits_1_fails_with_its_exit_code_and_logs() {
     assert_eq!(logs.lines, ["applying migration 0042", "done"]);
     assert!(!logs.previous);
 }
+
+/// The Event watch asks the API server to leave out the Events whose news the pod's own
+/// status carries (`Scheduled`, `Created`, `Started`, `SuccessfulCreate`), and keeps the
+/// ones the pull rules read.
+#[tokio::test(start_paused = true)]
+async fn the_event_watch_leaves_out_what_the_pods_status_already_says() {
+    use deploy_action::cluster::watch::{self, Seen, WatchScope};
+    use deploy_action::rules::kept::UNWATCHED_EVENT_REASONS;
+    use k8s_openapi::api::core::v1::Event;
+    use kube::api::{Api, ApiResource, ListParams};
+
+    let sim = Sim::start(Scenario::default());
+    let manifest: serde_json::Value = serde_yaml_ng::from_str(&crate::support::deployment(
+        "web",
+        "registry.local/shop/web:1",
+        "",
+    ))
+    .unwrap();
+    sim.create(manifest).unwrap();
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let reasons = |events: &mut dyn Iterator<Item = String>| {
+        let mut r: Vec<String> = events.collect();
+        r.sort();
+        r.dedup();
+        r
+    };
+    // The simulated kubelet and controllers did record them: the test can fail.
+    let all = Api::<Event>::namespaced(sim.client(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let recorded = reasons(&mut all.items.into_iter().filter_map(|e| e.reason));
+    for r in UNWATCHED_EVENT_REASONS.iter().chain(&["Pulled"]) {
+        assert!(recorded.iter().any(|x| x == r), "{r} in {recorded:?}");
+    }
+
+    let scope = WatchScope {
+        resource: ApiResource::erase::<Event>(&()),
+        namespace: Some("default".to_owned()),
+        labels: None,
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let handles = watch::spawn(&sim.client(), &[scope], &tx, |text, _| Some(text));
+    let mut seen = Vec::new();
+    while let Some(s) = rx.recv().await {
+        match s {
+            Seen::Listed { object, .. } => seen.push(object),
+            Seen::ListDone { .. } => break,
+            _ => {}
+        }
+    }
+    for h in &handles {
+        h.abort();
+    }
+    let watched = reasons(&mut seen.iter().map(|text| {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v["reason"].as_str().unwrap_or_default().to_owned()
+    }));
+    assert!(watched.iter().any(|r| r == "Pulled"), "{watched:?}");
+    for r in UNWATCHED_EVENT_REASONS {
+        assert!(!watched.iter().any(|x| x == r), "{r} watched: {watched:?}");
+    }
+}

@@ -160,6 +160,9 @@ fn spawn_scope<K: Kept, T: Send + 'static>(
     if let Some(l) = &scope.labels {
         config = config.labels(l);
     }
+    if K::KEEP == Keep::Event {
+        config = config.fields(&crate::rules::kept::event_field_selector());
+    }
     let ar = scope.resource.clone();
     let tx = tx.clone();
     tokio::spawn(async move {

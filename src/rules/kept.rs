@@ -226,6 +226,27 @@ pub const EVENT_FIELDS: &[&str] = &[
     "eventTime",
 ];
 
+/// The reasons of the Events not watched at all: each repeats what its object's own
+/// status says (`Scheduled`: the pod's PodScheduled condition; `Created`, `Started`: its
+/// container states; `SuccessfulCreate`: the pods a ReplicaSet or Job counts), no rule
+/// reads them, and a healthy pod brings three of the first three. Left out by the API
+/// server (see [`event_field_selector`]): at 10,000 pods, 40,000 of a deploy's 52,800
+/// Events are never sent, read or kept. The Events the rules read (`Pulling`, `Pulled`,
+/// `Failed`, `BackOff`, `Unhealthy`, `FailedScheduling`, ...) and every Warning are kept.
+pub const UNWATCHED_EVENT_REASONS: &[&str] =
+    &["Scheduled", "Created", "Started", "SuccessfulCreate"];
+
+/// The field selector the Event watches ask with, leaving out the
+/// [`UNWATCHED_EVENT_REASONS`] (`reason` is one of the fields the API server selects
+/// Events by, and selector terms are ANDed).
+pub fn event_field_selector() -> String {
+    UNWATCHED_EVENT_REASONS
+        .iter()
+        .map(|r| format!("reason!={r}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// An Event's metadata that is kept in its text: nothing. Its name and namespace, which
 /// identify it (a merged Event comes again under the same name with a higher count), are
 /// its key in the snapshot, which puts them back when the Event is read.
