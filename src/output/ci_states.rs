@@ -14,7 +14,7 @@ pub const HOLD: Duration = Duration::from_secs(1);
 #[derive(Debug, Default)]
 pub struct CiStates {
     /// The newest state of each resource, and since when, while it waits out [`HOLD`].
-    held: BTreeMap<ResourceId, (String, Duration)>,
+    held: BTreeMap<ResourceId, Held>,
     /// The last state printed for each resource, its times blanked out.
     printed: HashMap<ResourceId, String>,
     /// No held state began before this (a lower bound: a state replaced or dropped since
@@ -23,21 +23,36 @@ pub struct CiStates {
     earliest: Option<Duration>,
 }
 
+/// A state waiting out [`HOLD`]: its newest words, since when it holds, and its words
+/// without times (what it is compared by, worked out once).
+#[derive(Debug)]
+struct Held {
+    words: String,
+    since: Duration,
+    timeless: String,
+}
+
 impl CiStates {
     /// `id` is in `state` from `at` on.
     pub fn seen(&mut self, id: &ResourceId, state: &str, at: Duration) {
-        if self.printed.get(id).map(String::as_str) == Some(without_times(state).as_str()) {
+        let timeless = without_times(state);
+        if self.printed.get(id) == Some(&timeless) {
             self.held.remove(id);
             return;
         }
         match self.held.get_mut(id) {
-            Some((held, _)) if without_times(held) == without_times(state) => {
+            Some(held) if held.timeless == timeless => {
                 // The same state with a newer clock: print the newest words, held since
                 // the state began.
-                state.clone_into(held);
+                state.clone_into(&mut held.words);
             }
             _ => {
-                self.held.insert(id.clone(), (state.to_owned(), at));
+                let held = Held {
+                    words: state.to_owned(),
+                    since: at,
+                    timeless,
+                };
+                self.held.insert(id.clone(), held);
                 self.earliest = Some(self.earliest.map_or(at, |e| e.min(at)));
             }
         }
@@ -54,21 +69,21 @@ impl CiStates {
         self.earliest = self
             .held
             .values()
-            .map(|(_, since)| *since)
+            .map(|held| held.since)
             .filter(|since| at.saturating_sub(*since) < HOLD)
             .min();
         let ready: Vec<ResourceId> = self
             .held
             .iter()
-            .filter(|(_, (_, since))| at.saturating_sub(*since) >= HOLD)
+            .filter(|(_, held)| at.saturating_sub(held.since) >= HOLD)
             .map(|(id, _)| id.clone())
             .collect();
         ready
             .into_iter()
             .filter_map(|id| {
-                let (state, _) = self.held.remove(&id)?;
-                self.printed.insert(id.clone(), without_times(&state));
-                Some((id, state))
+                let held = self.held.remove(&id)?;
+                self.printed.insert(id.clone(), held.timeless);
+                Some((id, held.words))
             })
             .collect()
     }
