@@ -126,7 +126,8 @@ pub(crate) fn listing<T>(scope: usize, objects: Vec<T>) -> impl Iterator<Item = 
 /// [`Seen::ListDone`] is how a reader knows the scope is seen again.
 ///
 /// Pods and Events are read into what the rules and the report read of them (see
-/// `kept`); other kinds whole.
+/// `kept`); other kinds whole. The Event watches ask the API server to leave out the
+/// Events whose news their object's status carries (`kept::UNWATCHED_EVENT_REASONS`).
 pub fn spawn<T: Send + 'static>(
     client: &kube::Client,
     scopes: &[WatchScope],
