@@ -14,21 +14,24 @@ pub const HOLD: Duration = Duration::from_secs(1);
 #[derive(Debug, Default)]
 pub struct CiStates {
     /// The newest state of each resource, and since when, while it waits out [`HOLD`].
-    held: BTreeMap<ResourceId, Held>,
+    held: HashMap<ResourceId, Held>,
+    /// The held states by when they began (and a count, so that two which began together
+    /// stay apart), earliest first: [`CiStates::due`] takes the ones that have held from
+    /// the front and never looks at the rest (a deploy of thousands holds thousands).
+    by_since: BTreeMap<(Duration, u64), ResourceId>,
+    /// How many states have been held so far: the next one's place among equals.
+    count: u64,
     /// The last state printed for each resource, its times blanked out.
     printed: HashMap<ResourceId, String>,
-    /// No held state began before this (a lower bound: a state replaced or dropped since
-    /// may have been the earliest), so [`CiStates::due`] need not look at every held state
-    /// on every event of a deploy of thousands.
-    earliest: Option<Duration>,
 }
 
-/// A state waiting out [`HOLD`]: its newest words, since when it holds, and its words
-/// without times (what it is compared by, worked out once).
+/// A state waiting out [`HOLD`]: its newest words, since when it holds (and its place in
+/// [`CiStates::by_since`]), and its words without times (what it is compared by, worked
+/// out once).
 #[derive(Debug)]
 struct Held {
     words: String,
-    since: Duration,
+    since: (Duration, u64),
     timeless: String,
 }
 
@@ -37,7 +40,7 @@ impl CiStates {
     pub fn seen(&mut self, id: &ResourceId, state: &str, at: Duration) {
         let timeless = without_times(state);
         if self.printed.get(id) == Some(&timeless) {
-            self.held.remove(id);
+            self.forget(id);
             return;
         }
         match self.held.get_mut(id) {
@@ -47,51 +50,48 @@ impl CiStates {
                 state.clone_into(&mut held.words);
             }
             _ => {
+                self.forget(id);
+                self.count += 1;
+                let since = (at, self.count);
+                self.by_since.insert(since, id.clone());
                 let held = Held {
                     words: state.to_owned(),
-                    since: at,
+                    since,
                     timeless,
                 };
                 self.held.insert(id.clone(), held);
-                self.earliest = Some(self.earliest.map_or(at, |e| e.min(at)));
             }
         }
     }
 
     /// The states that have held for [`HOLD`] by `at`, in resource order: to print now.
     pub fn due(&mut self, at: Duration) -> Vec<(ResourceId, String)> {
-        if self
-            .earliest
-            .is_none_or(|earliest| at.saturating_sub(earliest) < HOLD)
-        {
-            return Vec::new();
-        }
-        self.earliest = self
-            .held
-            .values()
-            .map(|held| held.since)
-            .filter(|since| at.saturating_sub(*since) < HOLD)
-            .min();
-        let ready: Vec<ResourceId> = self
-            .held
-            .iter()
-            .filter(|(_, held)| at.saturating_sub(held.since) >= HOLD)
-            .map(|(id, _)| id.clone())
-            .collect();
-        ready
-            .into_iter()
-            .filter_map(|id| {
-                let held = self.held.remove(&id)?;
+        let mut ready = Vec::new();
+        while let Some(first) = self.by_since.first_entry() {
+            if at.saturating_sub(first.key().0) < HOLD {
+                break;
+            }
+            let id = first.remove();
+            if let Some(held) = self.held.remove(&id) {
                 self.printed.insert(id.clone(), held.timeless);
-                Some((id, held.words))
-            })
-            .collect()
+                ready.push((id, held.words));
+            }
+        }
+        ready.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        ready
     }
 
     /// `id` has its verdict: the verdict line says where it ended.
     pub fn decided(&mut self, id: &ResourceId) {
-        self.held.remove(id);
+        self.forget(id);
         self.printed.remove(id);
+    }
+
+    /// Drops what is held for `id`, if anything.
+    fn forget(&mut self, id: &ResourceId) {
+        if let Some(held) = self.held.remove(id) {
+            self.by_since.remove(&held.since);
+        }
     }
 }
 
@@ -285,5 +285,32 @@ mod tests {
             ci.due(secs(5.0)),
             [(web(), "0/2 replicas updated".to_owned())]
         );
+    }
+
+    #[test]
+    fn states_that_began_together_are_printed_together_in_resource_order() {
+        let mut ci = CiStates::default();
+        ci.seen(&web(), "0/2 replicas updated", secs(0.2));
+        ci.seen(&api(), "0/1 replicas updated", secs(0.2));
+        assert_eq!(
+            ci.due(secs(1.2)),
+            [
+                (api(), "0/1 replicas updated".to_owned()),
+                (web(), "0/2 replicas updated".to_owned())
+            ]
+        );
+        ci.seen(&web(), "1/2 replicas updated", secs(1.3));
+        ci.seen(&api(), "1/1 replicas updated", secs(1.4));
+        // Replaced before it held: its hold begins again.
+        ci.seen(&web(), "2/2 replicas updated", secs(1.6));
+        assert_eq!(
+            ci.due(secs(2.4)),
+            [(api(), "1/1 replicas updated".to_owned())]
+        );
+        assert_eq!(
+            ci.due(secs(2.6)),
+            [(web(), "2/2 replicas updated".to_owned())]
+        );
+        assert_eq!(ci.due(secs(9.0)), []);
     }
 }
