@@ -9,10 +9,9 @@
 //! holds a raw control byte (in a string it is escaped), so a [`MARK`] is never text.
 
 use foldhash::fast::FixedState;
+use hashbrown::HashTable;
 use memchr::{memchr, memchr2};
-use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::Arc;
 
 /// Stands for a string from the table, its number following.
 const MARK: u8 = 0x01;
@@ -33,8 +32,11 @@ const SEEN_ONCE_SLOTS: usize = 1 << 15;
 /// grows with the distinct keys and repeated values of what it keeps, never shrinks.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Strings {
-    by_number: Vec<Arc<str>>,
-    numbers: HashMap<Arc<str>, u32, FixedState>,
+    by_number: Vec<Box<str>>,
+    /// The numbers of the strings in `by_number`, found by the strings' hashes: a string
+    /// is hashed once whether it is there or not (the same hash picks its slot in
+    /// `seen_once`), and held once.
+    numbers: HashTable<u32>,
     /// Hashes of values seen once, by hash modulo the slots (empty until the first).
     seen_once: Vec<u64>,
     /// Where [`Strings::pack`] writes before the result is copied out at its size.
@@ -99,7 +101,12 @@ impl Strings {
         if inner.len() < SHORTEST || (!is_key && inner.len() > LONGEST_VALUE) {
             return None;
         }
-        if let Some(&n) = self.numbers.get(inner) {
+        let hash = hash_of(inner);
+        let by_number = &self.by_number;
+        if let Some(&n) = self
+            .numbers
+            .find(hash, |&n| &*by_number[n as usize] == inner)
+        {
             return Some(n);
         }
         if !is_key {
@@ -107,19 +114,20 @@ impl Strings {
                 self.seen_once = vec![0; SEEN_ONCE_SLOTS];
             }
             // A hash of 0 marks an empty slot, so it is seen as 1.
-            let hash = FixedState::default().hash_one(inner).max(1);
+            let mark = hash.max(1);
             // Truncation intended: the low bits pick the slot.
-            let slot = &mut self.seen_once[hash as usize % SEEN_ONCE_SLOTS];
-            if *slot != hash {
-                *slot = hash;
+            let slot = &mut self.seen_once[mark as usize % SEEN_ONCE_SLOTS];
+            if *slot != mark {
+                *slot = mark;
                 return None;
             }
             *slot = 0;
         }
         let n = u32::try_from(self.by_number.len()).ok()?;
-        let string: Arc<str> = Arc::from(inner);
-        self.by_number.push(string.clone());
-        self.numbers.insert(string, n);
+        self.by_number.push(Box::from(inner));
+        let by_number = &self.by_number;
+        self.numbers
+            .insert_unique(hash, n, |&m| hash_of(&by_number[m as usize]));
         Some(n)
     }
 
@@ -136,6 +144,11 @@ impl Packed {
     pub(crate) fn size(&self) -> usize {
         self.0.len()
     }
+}
+
+/// The hash a string is filed and remembered by.
+fn hash_of(s: &str) -> u64 {
+    FixedState::default().hash_one(s)
 }
 
 /// The index just past the string literal opening at `start` (its closing quote included).
