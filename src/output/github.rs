@@ -312,7 +312,14 @@ impl Observer for Tee<'_> {
             }
             RunEvent::Waiting { id, state } => {
                 let mut pending = self.pending.lock().expect("pending lock");
-                pending.insert(id.clone(), state.clone());
+                // Updated in place: a deploy of thousands reports tens of thousands of
+                // states, and the resource's identity is already there.
+                match pending.get_mut(id) {
+                    Some(last) => last.clone_from(state),
+                    None => {
+                        pending.insert(id.clone(), state.clone());
+                    }
+                }
             }
             RunEvent::Verdict(outcome) => {
                 let mut pending = self.pending.lock().expect("pending lock");
