@@ -312,8 +312,9 @@ impl Observer for Tee<'_> {
             }
             RunEvent::Waiting { id, state } => {
                 let mut pending = self.pending.lock().expect("pending lock");
-                // Updated in place: a deploy of thousands reports tens of thousands of
-                // states, and the resource's identity is already there.
+                // Updated in place: each resource reports many states while it waits
+                // (a 2,500-Deployment deploy printed about 16,000 of them), and its
+                // identity is already there.
                 match pending.get_mut(id) {
                     Some(last) => last.clone_from(state),
                     None => {

@@ -89,7 +89,7 @@ impl Terminal {
         } else {
             // One write per line: `eprintln!` on unbuffered stderr writes the text and its
             // newline apart, two calls per line, and a deploy of 2,500 Deployments prints
-            // about 28,000 lines. A whole line in one write also keeps another process
+            // about 27,000 lines. A whole line in one write also keeps another process
             // sharing the stream from writing between a line and its newline.
             let mut whole = String::with_capacity(text.len() + 1);
             whole.push_str(text);
