@@ -173,6 +173,8 @@ pub async fn judge_stream(
                 }
             }
         }
+        // The pass is over: the texts that have held since a few passes are packed.
+        snapshot.pack_settled();
         if open.is_empty() {
             break;
         }
