@@ -85,6 +85,21 @@ enum Body {
 /// one batch of watch events and the assessments it calls for.
 const PASSES_BEFORE_PACKING: u32 = 8;
 
+/// The most text kept unpacked at the end of a pass, oldest packed first beyond it: a
+/// relist of thousands of pods arrives in a few passes, and unpacked it would hold twice
+/// what it holds packed.
+const FRESH_BYTES: usize = 4 << 20;
+
+impl Body {
+    /// The bytes of text held unpacked.
+    fn fresh_len(&self) -> usize {
+        match self {
+            Body::Fresh(text, _) => text.len(),
+            Body::Packed(_) => 0,
+        }
+    }
+}
+
 /// An object made ready for [`Snapshot::insert`]: key, compact text (less
 /// `metadata.managedFields`) and index links. Made where the object arrives, in its
 /// watcher's task, so the judging loop neither parses nor waits on a parsed `Value`.
@@ -280,6 +295,8 @@ pub struct Snapshot {
     pass: u32,
     /// Objects whose text is kept as it came, with the pass it came in, oldest first.
     fresh: VecDeque<(u32, ObjectKey)>,
+    /// The bytes of those texts.
+    fresh_bytes: usize,
 }
 
 /// The kinds whose Events a rule reads: a Pod's (image pulls, probes, scheduling) and a
@@ -402,13 +419,13 @@ impl Snapshot {
             self.uids.insert(uid.to_string(), key.clone());
         }
         self.fresh.push_back((self.pass, key.clone()));
+        self.fresh_bytes += text.len();
         let body = Body::Fresh(text.into_boxed_str(), self.pass);
-        if self
-            .objects
-            .insert(key.clone(), Stored { body, links })
-            .is_none()
-        {
-            self.ordered.insert(key.clone());
+        match self.objects.insert(key.clone(), Stored { body, links }) {
+            Some(old) => self.fresh_bytes -= old.body.fresh_len(),
+            None => {
+                self.ordered.insert(key.clone());
+            }
         }
         // Owners or the involved object may differ from the old version's.
         self.touch(&key, read_by_services);
@@ -448,7 +465,9 @@ impl Snapshot {
     fn forget(&mut self, key: &ObjectKey) -> bool {
         self.unindex(key);
         self.ordered.remove(key);
-        self.objects.remove(key).is_some()
+        let old = self.objects.remove(key);
+        self.fresh_bytes -= old.as_ref().map_or(0, |o| o.body.fresh_len());
+        old.is_some()
     }
 
     /// Marks `key` touched, with the object an Event of it is about and the owners up the
@@ -617,12 +636,14 @@ impl Snapshot {
     }
 
     /// Ends a judging pass: the objects whose text has held for
-    /// [`PASSES_BEFORE_PACKING`] passes are packed. The judging loop calls it after each
-    /// pass; a snapshot never told keeps every text as it came.
+    /// [`PASSES_BEFORE_PACKING`] passes are packed, and the oldest beyond [`FRESH_BYTES`]
+    /// of unpacked text. The judging loop calls it after each pass; a snapshot never told
+    /// keeps every text as it came.
     pub fn pack_settled(&mut self) {
         self.pass = self.pass.wrapping_add(1);
         while let Some(&(since, _)) = self.fresh.front()
-            && self.pass.wrapping_sub(since) >= PASSES_BEFORE_PACKING
+            && (self.pass.wrapping_sub(since) >= PASSES_BEFORE_PACKING
+                || self.fresh_bytes > FRESH_BYTES)
         {
             let Some((_, key)) = self.fresh.pop_front() else {
                 break;
@@ -632,6 +653,7 @@ impl Snapshot {
                 && let Body::Fresh(text, pass) = &stored.body
                 && *pass == since
             {
+                self.fresh_bytes -= text.len();
                 stored.body = Body::Packed(self.strings.pack(text));
             }
         }
@@ -870,6 +892,40 @@ mod tests {
         snap.remove("v1", "Pod", Some("shop"), name);
         snap.pack_all();
         assert!(snap.get_raw(&key).is_none() && snap.was_deleted(&key));
+    }
+
+    #[test]
+    fn unpacked_text_beyond_its_budget_is_packed_oldest_first_at_the_passs_end() {
+        let mut snap = Snapshot::new();
+        // Four ConfigMaps of 1.5 MiB each: 6 MiB of text in one pass.
+        let data = "x".repeat(3 << 19);
+        let key = |i: usize| ObjectKey::new("v1", "ConfigMap", Some("shop"), &format!("c{i}"));
+        for i in 0..4 {
+            snap.upsert(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("c{i}"), "namespace": "shop"},
+                "data": {"blob": data}}))
+                .unwrap();
+        }
+        let fresh: Vec<Option<Value>> = (0..4).map(|i| snap.get_raw(&key(i))).collect();
+        snap.pack_settled();
+        let packed: Vec<bool> = (0..4).map(|i| snap.is_packed(&key(i))).collect();
+        assert_eq!(packed, [true, true, false, false]);
+        assert!(snap.fresh_bytes <= FRESH_BYTES);
+        let read: Vec<Option<Value>> = (0..4).map(|i| snap.get_raw(&key(i))).collect();
+        assert_eq!(read, fresh);
+        assert_eq!(read[0].as_ref().unwrap()["data"]["blob"], data.as_str());
+
+        // Replaced and removed texts leave the count.
+        snap.upsert(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c3", "namespace": "shop"}, "data": {"blob": "small"}}))
+            .unwrap();
+        snap.remove("v1", "ConfigMap", Some("shop"), "c2");
+        // What is left unpacked is the small c3 alone.
+        assert!(
+            snap.fresh_bytes > 0 && snap.fresh_bytes < 200,
+            "{}",
+            snap.fresh_bytes
+        );
     }
 
     #[test]
