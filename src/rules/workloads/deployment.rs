@@ -12,7 +12,9 @@ use crate::rules::snapshot::{Snapshot, or_default};
 use crate::rules::target::Target;
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use crate::vocab::verdict::Reason;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, ReplicaSet};
+use k8s_openapi::api::apps::v1::{
+    DeploymentCondition, DeploymentStatus, DeploymentStrategy, ReplicaSet, ReplicaSetStatus,
+};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -20,9 +22,47 @@ const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 /// krane's allowance for clock skew between the runner and the API server.
 const CLOCK_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_secs(5);
 
+/// A Deployment as this rule reads it: k8s-openapi's metadata and status, and of its
+/// spec what the rule reads. Not the pod template: the most re-assessed rule built its
+/// containers, ports and labels on every pass and read none of them (the ReplicaSets'
+/// pods tell what runs).
+#[derive(Debug, serde::Deserialize)]
+struct DeploymentView {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: Option<SpecView>,
+    status: Option<DeploymentStatus>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SpecView {
+    replicas: Option<i32>,
+    strategy: Option<DeploymentStrategy>,
+    progress_deadline_seconds: Option<i32>,
+}
+
+/// A ReplicaSet as this rule reads it: metadata and status, not its pod template.
+#[derive(Debug, serde::Deserialize)]
+struct ReplicaSetView {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    status: Option<ReplicaSetStatus>,
+}
+
+/// Filed and looked up as the ReplicaSet it is read from.
+impl k8s_openapi::Resource for ReplicaSetView {
+    const API_VERSION: &'static str = ReplicaSet::API_VERSION;
+    const GROUP: &'static str = ReplicaSet::GROUP;
+    const KIND: &'static str = ReplicaSet::KIND;
+    const VERSION: &'static str = ReplicaSet::VERSION;
+    const URL_PATH_SEGMENT: &'static str = ReplicaSet::URL_PATH_SEGMENT;
+    type Scope = <ReplicaSet as k8s_openapi::Resource>::Scope;
+}
+
 /// Read straight from the object's text (no `Value` first): the most re-assessed rule.
 pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
-    let dep: Deployment = match obj.typed() {
+    let dep: DeploymentView = match obj.typed() {
         Ok(d) => d,
         Err(e) => return unreadable("Deployment", &e),
     };
@@ -44,7 +84,7 @@ pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
         .metadata
         .uid
         .as_deref()
-        .map(|uid| snapshot.children::<ReplicaSet>(uid))
+        .map(|uid| snapshot.children::<ReplicaSetView>(uid))
         .unwrap_or_default();
     // The controller stamps the new ReplicaSet's revision on the Deployment together with
     // observedGeneration; an older maximum means the new ReplicaSet is not seen yet.
@@ -159,7 +199,7 @@ pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
 }
 
 /// The `deployment.kubernetes.io/revision` annotation as a number, so 10 sorts after 9.
-fn revision(rs: &ReplicaSet) -> u64 {
+fn revision(rs: &ReplicaSetView) -> u64 {
     annotation_revision(&rs.metadata)
 }
 
@@ -171,7 +211,7 @@ fn annotation_revision(meta: &ObjectMeta) -> u64 {
         .unwrap_or(0)
 }
 
-fn pods_of(rs: &ReplicaSet, snapshot: &Snapshot) -> Vec<Pod> {
+fn pods_of(rs: &ReplicaSetView, snapshot: &Snapshot) -> Vec<Pod> {
     rs.metadata
         .uid
         .as_deref()
@@ -193,7 +233,7 @@ fn cause(reason: Option<&str>, message: Option<&str>) -> String {
     }
 }
 
-fn describe(mode: RequiredRollout, dep: &Deployment, desired: i32) -> String {
+fn describe(mode: RequiredRollout, dep: &DeploymentView, desired: i32) -> String {
     if let RequiredRollout::Percent(p) = mode {
         format!("required-rollout {p}%")
     } else {
@@ -207,7 +247,7 @@ fn describe(mode: RequiredRollout, dep: &Deployment, desired: i32) -> String {
 
 /// An Available or Progressing condition that is False for a reason other than
 /// ProgressDeadlineExceeded (which has its own handling).
-fn contradicting_condition(dep: &Deployment) -> Option<&DeploymentCondition> {
+fn contradicting_condition(dep: &DeploymentView) -> Option<&DeploymentCondition> {
     let conditions = dep.status.as_ref()?.conditions.as_ref()?;
     conditions.iter().find(|c| {
         c.status == "False"
@@ -221,7 +261,7 @@ fn contradicting_condition(dep: &Deployment) -> Option<&DeploymentCondition> {
 
 /// The controller's verdict that the rollout stalled, unless it predates this apply.
 fn progress_deadline_exceeded<'a>(
-    dep: &'a Deployment,
+    dep: &'a DeploymentView,
     target: &Target,
 ) -> Option<&'a DeploymentCondition> {
     let c = dep
