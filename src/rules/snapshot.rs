@@ -70,8 +70,9 @@ struct Stored {
 }
 
 /// An object's text: as the watcher made it while the object is still changing, packed
-/// once it has held (see [`Snapshot::pack_settled`]). A rollout's pod changes three or
-/// four times within a second, and its rules read it right after each change: packing
+/// once it has held (see [`Snapshot::pack_settled`]). A rollout's pod changes about
+/// four times as it starts (8,000 pod events for 2,000 pods at 500 Deployments), and its
+/// rules read it right after each change: packing
 /// every version and unpacking it for the reads that follow was about 14% of a deploy's
 /// CPU at 2,000 pods.
 #[derive(Debug, Clone)]
@@ -86,8 +87,9 @@ enum Body {
 const PASSES_BEFORE_PACKING: u32 = 8;
 
 /// The most text kept unpacked at the end of a pass, oldest packed first beyond it: a
-/// relist of thousands of pods arrives in a few passes, and unpacked it would hold twice
-/// what it holds packed.
+/// relist of thousands of pods arrives in a few passes, and unpacked each pod holds about
+/// 1.7 times what it holds packed (`cargo bench --bench snapshot_memory`: 2,073 bytes held
+/// per pod before packing, 1,217 after).
 const FRESH_BYTES: usize = 4 << 20;
 
 impl Body {

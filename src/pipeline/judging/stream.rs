@@ -173,7 +173,7 @@ pub async fn judge_stream(
                 }
             }
         }
-        // The pass is over: the texts that have held since a few passes are packed.
+        // The pass is over: the texts that have held for eight passes are packed.
         snapshot.pack_settled();
         if open.is_empty() {
             break;
