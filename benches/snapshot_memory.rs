@@ -172,7 +172,7 @@ fn held<K: Kept>(
     for text in objects {
         let raw: RawObject<K> = serde_json::from_str(text).expect("an object");
         let (text, head) = raw.into_parts(resource);
-        let prepared = Prepared::from_parts(text, &head).expect("identified");
+        let prepared = Prepared::from_parts(text, head).expect("identified");
         snapshot.insert(prepared);
     }
     // What changed is taken by the judging loop after each batch, not held; the texts are

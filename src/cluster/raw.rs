@@ -5,7 +5,9 @@
 //! pods that tree (a map per object, a string per key) cost more than the rules did, and a
 //! page of 500 listed pods held it ten times over.
 
-use crate::rules::head::{Head, HeadMeta, HeadSpec, HeadTemplate, HeadTemplateMeta, Lenient};
+use crate::rules::head::{
+    Head, HeadMeta, HeadSpec, HeadTemplate, HeadTemplateMeta, Lenient, Owners,
+};
 use crate::rules::kept::{self, CONTAINER_LISTS, CONTAINER_STATUS_LISTS, Keep, Kept, Place, Whole};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{ApiResource, DynamicResourceScope, Resource};
@@ -48,7 +50,7 @@ impl Found {
         match at {
             At::Top => key == "involvedObject",
             At::Metadata => match key {
-                "name" | "namespace" | "resourceVersion" | "ownerReferences" => true,
+                "name" | "namespace" | "resourceVersion" => true,
                 "uid" => keep != Keep::Event,
                 "labels" | "deletionTimestamp" => keep == Keep::Whole,
                 _ => false,
@@ -79,6 +81,13 @@ impl Found {
         }
     }
 
+    /// Keeps the ownerReferences read (`null` reads as absent, as in serde).
+    fn owners(&mut self, owners: Option<Owners>) {
+        if let Some(meta) = self.head.metadata.0.as_mut() {
+            meta.owner_references = owners;
+        }
+    }
+
     /// Keeps a value [`Found::captures`] asked for (`null` reads as absent, as in serde).
     fn capture(&mut self, at: At, key: &str, value: Value) {
         let text = || value.as_str().map(str::to_owned);
@@ -101,7 +110,6 @@ impl Found {
                     "namespace" => (meta.namespace, self.meta.namespace) = (value, namespace),
                     "resourceVersion" => self.meta.resource_version = version,
                     "uid" => meta.uid = value,
-                    "ownerReferences" => meta.owner_references = value,
                     "labels" => meta.labels = value,
                     _ => meta.deletion_timestamp = value,
                 }
@@ -479,8 +487,10 @@ impl<'de> Visitor<'de> for Copy<'_> {
         }
         let mut first = true;
         while let Some(key) = map.next_key_seed(Key)? {
+            let owners = self.at == At::Metadata && key == "ownerReferences";
             if self.at.drops(&key, self.keep) {
                 match self.found.as_deref_mut() {
+                    Some(found) if owners => found.owners(map.next_value()?),
                     // Gathered even when the copy leaves it out: the watcher resumes from
                     // the resourceVersion, and an Event's name is its key.
                     Some(found) if Found::captures(self.at, &key, self.keep) => {
@@ -501,6 +511,15 @@ impl<'de> Visitor<'de> for Copy<'_> {
             self.out.push(':');
             let at = self.at.child(&key);
             match self.found.as_deref_mut() {
+                // Copied as sent, then read from the copy: no `Value` on the way.
+                Some(found) if owners => {
+                    let mark = self.out.len();
+                    map.next_value_seed(Verbatim {
+                        out: self.out,
+                        keep: self.keep,
+                    })?;
+                    found.owners(serde_json::from_str(&self.out[mark..]).unwrap_or_default());
+                }
                 Some(found) if Found::captures(self.at, &key, self.keep) => {
                     let value: Value = map.next_value()?;
                     let kept = match (self.keep, self.at) {
@@ -755,6 +774,11 @@ mod tests {
                 "metadata": {"name": "web-1.1", "namespace": "shop", "uid": "e1"}}),
             json!({"metadata": {"name": "w", "labels": 7, "ownerReferences": "no",
                 "uid": null}, "spec": "just text", "involvedObject": null}),
+            json!({"metadata": {"name": "w", "ownerReferences": [7, null, [],
+                {"uid": 3, "controller": "yes"}, {"uid": "rs1", "controller": true},
+                {"kind": "Job", "uid": "j1", "controller": false}]}}),
+            json!({"metadata": {"name": "w", "ownerReferences": {"uid": "x"}}}),
+            json!({"metadata": {"name": "w", "ownerReferences": null}}),
             json!({"metadata": {"name": "w"}, "spec": {"replicas": null,
                 "template": "none"}}),
             json!({"metadata": {"name": "w"}, "spec": {"template": {"metadata": [1, 2]}}}),
@@ -837,7 +861,7 @@ mod tests {
         whole["apiVersion"] = json!("v1");
         whole["kind"] = json!(kind);
         // What the snapshot files it by is the same as if it had read the whole object.
-        let gathered = Prepared::from_parts(text.clone(), &gathered).unwrap();
+        let gathered = Prepared::from_parts(text.clone(), gathered).unwrap();
         let read = Prepared::of(whole).unwrap();
         assert_eq!(gathered.index_links(), read.index_links(), "{text}");
         (serde_json::from_str(&text).unwrap(), meta)

@@ -27,7 +27,7 @@ pub(crate) struct HeadMeta {
     pub(crate) namespace: Option<Value>,
     pub(crate) uid: Option<Value>,
     #[serde(rename = "ownerReferences")]
-    pub(crate) owner_references: Option<Value>,
+    pub(crate) owner_references: Option<Owners>,
     pub(crate) labels: Option<Value>,
     #[serde(rename = "deletionTimestamp")]
     pub(crate) deletion_timestamp: Option<Value>,
@@ -50,6 +50,79 @@ pub(crate) struct HeadTemplate {
 #[serde(default)]
 pub(crate) struct HeadTemplateMeta {
     pub(crate) labels: Option<Value>,
+}
+
+/// What the snapshot reads of an object's ownerReferences, read without a `Value` (every
+/// pod has one, and building that tree for each pod event cost more than reading the
+/// pod): the uids they name, and whether one of them is a controller. Lenient as the rest
+/// of the [`Head`]: a list that is not one, an item that is not an object, a uid that is
+/// not a string and a `controller` that is not `true` read as absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Owners {
+    pub(crate) uids: Vec<Box<str>>,
+    pub(crate) controlled: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for Owners {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// One ownerReference, of which `uid` and `controller` are read.
+        #[derive(Default, serde::Deserialize)]
+        #[serde(default)]
+        struct Reference {
+            uid: Option<Value>,
+            controller: Option<Value>,
+        }
+        struct List;
+        impl<'de> serde::de::Visitor<'de> for List {
+            type Value = Owners;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Owners, A::Error> {
+                let mut owners = Owners::default();
+                while let Some(Lenient(item)) = seq.next_element::<Lenient<Reference>>()? {
+                    let Some(item) = item else { continue };
+                    if let Some(Value::String(uid)) = item.uid {
+                        owners.uids.push(uid.into_boxed_str());
+                    }
+                    owners.controlled |= item.controller == Some(Value::Bool(true));
+                }
+                Ok(owners)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Owners, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Owners::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Owners, E> {
+                Ok(Owners::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Owners, E> {
+                Ok(Owners::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Owners, E> {
+                Ok(Owners::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Owners, E> {
+                Ok(Owners::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Owners, E> {
+                Ok(Owners::default())
+            }
+            fn visit_unit<E>(self) -> Result<Owners, E> {
+                Ok(Owners::default())
+            }
+        }
+        d.deserialize_any(List)
+    }
 }
 
 /// `T` when the value is an object, else absent (skipped unparsed).
@@ -122,5 +195,56 @@ impl Head {
     pub(crate) fn template_labels(&self) -> Option<&Value> {
         let template = self.spec.0.as_ref()?.template.0.as_ref()?;
         template.metadata.0.as_ref()?.labels.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn owners(refs: &Value) -> Option<Owners> {
+        let object = json!({"metadata": {"ownerReferences": refs}});
+        let head: Head = serde_json::from_value(object).expect("a head reads anything");
+        head.meta()?.owner_references.clone()
+    }
+
+    #[test]
+    fn owners_are_the_uids_named_and_whether_one_controls() {
+        let read = owners(&json!([
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c",
+                "uid": "rs-uid-2", "controller": true, "blockOwnerDeletion": true},
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "cm-1"},
+        ]));
+        let uids = vec![Box::from("rs-uid-2"), Box::from("cm-1")];
+        assert_eq!(
+            read,
+            Some(Owners {
+                uids,
+                controlled: true
+            })
+        );
+        let free = owners(&json!([{"uid": "cm-1", "controller": false}]));
+        assert_eq!(free.map(|o| o.controlled), Some(false));
+    }
+
+    #[test]
+    fn owners_of_an_unexpected_shape_read_as_absent_never_as_an_error() {
+        assert_eq!(owners(&Value::Null), None);
+        for odd in [json!("no"), json!(7), json!({"uid": "x"}), json!([])] {
+            assert_eq!(owners(&odd), Some(Owners::default()), "{odd}");
+        }
+        // Only the items that are objects with a string uid name an owner; only a
+        // `controller: true` controls.
+        let mixed = owners(&json!([7, null, ["x"], {"uid": 3, "controller": "true"},
+            {"uid": "rs-1"}]));
+        let uids = vec![Box::from("rs-1")];
+        assert_eq!(
+            mixed,
+            Some(Owners {
+                uids,
+                controlled: false
+            })
+        );
     }
 }

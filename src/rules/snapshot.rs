@@ -125,7 +125,7 @@ impl Prepared {
         // Read before the trim: an Event's text leaves its name to its key.
         let head: Head = serde::Deserialize::deserialize(&obj).unwrap_or_default();
         keep.trim(&mut obj);
-        Self::from_parts(obj.to_string(), &head)
+        Self::from_parts(obj.to_string(), head)
     }
 
     /// Its key and index links, as text: what the snapshot files it by, for tests that
@@ -137,9 +137,9 @@ impl Prepared {
 
     /// An object from its compact text and the [`Head`] the watcher gathered while it
     /// copied the text (`cluster::raw`): nothing is read twice.
-    pub fn from_parts(text: String, head: &Head) -> Result<Self, RulesError> {
+    pub fn from_parts(text: String, mut head: Head) -> Result<Self, RulesError> {
         let key = head.key().ok_or(RulesError::ObjectWithoutIdentity)?;
-        let links = Box::new(Links::from_head(&key, head));
+        let links = Box::new(Links::from_head(&key, &mut head));
         Ok(Prepared { key, text, links })
     }
 }
@@ -174,15 +174,19 @@ struct WorkloadLinks {
 impl Links {
     #[cfg(test)]
     pub(crate) fn of(key: &ObjectKey, obj: &Value) -> Self {
-        let head = serde::Deserialize::deserialize(obj).unwrap_or_default();
-        Links::from_head(key, &head)
+        let mut head = serde::Deserialize::deserialize(obj).unwrap_or_default();
+        Links::from_head(key, &mut head)
     }
 
-    fn from_head(key: &ObjectKey, head: &Head) -> Self {
+    /// Takes the owners' uids from `head`; the rest is read.
+    fn from_head(key: &ObjectKey, head: &mut Head) -> Self {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(Box::from);
         let kind = (key.group(), key.kind());
         let workload = WORKLOAD_KINDS.contains(&kind);
         let event = kind == ("", "Event");
+        let uids = (head.metadata.0.as_mut())
+            .and_then(|m| m.owner_references.as_mut())
+            .map(|o| std::mem::take(&mut o.uids));
         let meta = head.meta();
         let involved = head.involved_object.as_ref().filter(|_| event);
         let about = |f: &str| involved.and_then(|i| i.get(f)).and_then(Value::as_str);
@@ -190,12 +194,7 @@ impl Links {
         Links {
             // Only owners are looked up by uid, and an Event owns nothing.
             uid: text(meta.and_then(|m| m.uid.as_ref())).filter(|_| !event),
-            owners: owner_refs
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|r| text(r.get("uid")))
-                .collect(),
+            owners: uids.unwrap_or_default().into(),
             about: match (about("apiVersion"), about("kind"), about("name")) {
                 (Some(av), Some(kind), Some(name)) => {
                     Some(ObjectKey::new(av, kind, about("namespace"), name))
@@ -212,10 +211,12 @@ impl Links {
                 })
                 .flatten(),
             workload: workload.then(|| {
+                // What `service::scaled_to_zero` reads of the owners: whether one controls it.
+                let controlled = Value::Bool(owner_refs.is_some_and(|o| o.controlled));
                 let view = [
                     head.template_labels(),
                     head.spec.0.as_ref().and_then(|s| s.replicas.as_ref()),
-                    owner_refs,
+                    Some(&controlled),
                     meta.and_then(|m| m.deletion_timestamp.as_ref()),
                 ];
                 Box::new(WorkloadLinks {

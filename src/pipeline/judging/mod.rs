@@ -53,7 +53,7 @@ pub async fn judge(
     let scopes = scopes::resolve(served, &target_list, config.selector_string().as_deref());
     let (tx, mut rx) = mpsc::channel(1024);
     let handles = watch::spawn(&conn.client, &scopes, &tx, |text, head| {
-        Prepared::from_parts(text, &head).ok()
+        Prepared::from_parts(text, head).ok()
     });
     drop(tx);
     let judging = Judging {
