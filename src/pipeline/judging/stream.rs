@@ -77,6 +77,12 @@ pub async fn judge_stream(
     let mut verdicts: Vec<Arc<Outcome>> = Vec::with_capacity(watched.len());
     // Undecided resources, by index into `watched`, and what can affect each.
     let mut open: BTreeSet<usize> = (0..watched.len()).collect();
+    // The first failure, among the outcomes given and the verdicts as they come (for
+    // `--fail-fast`): kept as they come, not searched for after every pass.
+    let mut first_failure = outcomes
+        .iter()
+        .find(|o| o.verdict == Verdict::Failed)
+        .map(|o| o.resource.clone());
     let mut affected = Affected::new();
     let mut timers = Timers::default();
     for (i, w) in watched.iter().enumerate() {
@@ -159,6 +165,9 @@ pub async fn judge_stream(
                     let manifest = &j.manifests[w.pending.index];
                     let outcome = explain(j.logs, &snapshot, manifest, w, judged).await;
                     let outcome = Arc::new(outcome);
+                    if outcome.verdict == Verdict::Failed && first_failure.is_none() {
+                        first_failure = Some(outcome.resource.clone());
+                    }
                     j.event(RunEvent::Verdict(outcome.clone()));
                     verdicts.push(outcome);
                     open.remove(&i);
@@ -178,13 +187,8 @@ pub async fn judge_stream(
         if open.is_empty() {
             break;
         }
-        let first_failure = outcomes
-            .iter()
-            .chain(verdicts.iter().map(|o| &**o))
-            .find(|o| o.verdict == Verdict::Failed)
-            .map(|o| o.resource.clone());
         if j.fail_fast
-            && let Some(failed) = first_failure
+            && let Some(failed) = first_failure.take()
         {
             let name = failed.display(true);
             j.event(RunEvent::FailFast {
