@@ -4,6 +4,7 @@
 //! to the manifest's count. Pure, so the decisions are tested without a cluster.
 
 use crate::manifest::Manifest;
+use crate::pointer::Pointer;
 use serde_json::{Value, json};
 
 /// The field manager that keeps `spec.replicas` while deploy-action's own apply stops
@@ -30,16 +31,16 @@ pub fn scaler(obj: &Value, default_namespace: &str) -> Option<Scaler> {
     if !is_hpa && !is_keda {
         return None;
     }
-    let reference = obj.pointer("/spec/scaleTargetRef")?;
+    let reference = obj.at("/spec/scaleTargetRef")?;
     let target_kind = reference
         .get("kind")
         .and_then(Value::as_str)
         .unwrap_or("Deployment");
     let namespace = obj
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or(default_namespace);
-    let name = obj.pointer("/metadata/name")?.as_str()?;
+    let name = obj.at("/metadata/name")?.as_str()?;
     Some(Scaler {
         target: (
             namespace.to_owned(),
@@ -60,21 +61,19 @@ pub fn scaler_of<'a>(m: &Manifest, scalers: &'a [Scaler]) -> Option<&'a Scaler> 
 
 /// Whether `manager` owns `spec.replicas` of `live` through an apply.
 pub fn applies_replicas(live: &Value, manager: &str) -> bool {
-    let entries = live
-        .pointer("/metadata/managedFields")
-        .and_then(Value::as_array);
+    let entries = live.at("/metadata/managedFields").and_then(Value::as_array);
     entries.into_iter().flatten().any(|e| {
         e["manager"] == manager
             && e["operation"] == "Apply"
-            && e.pointer("/fieldsV1/f:spec/f:replicas").is_some()
+            && e.at("/fieldsV1/f:spec/f:replicas").is_some()
     })
 }
 
 /// The apply configuration the hand-over manager sends: the live count and nothing else.
 pub fn handover(live: &Value) -> Option<Value> {
-    let replicas = live.pointer("/spec/replicas")?.as_i64()?;
-    let mut metadata = json!({"name": live.pointer("/metadata/name")?});
-    if let Some(ns) = live.pointer("/metadata/namespace") {
+    let replicas = live.at("/spec/replicas")?.as_i64()?;
+    let mut metadata = json!({"name": live.at("/metadata/name")?});
+    if let Some(ns) = live.at("/metadata/namespace") {
         metadata["namespace"] = ns.clone();
     }
     Some(json!({

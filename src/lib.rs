@@ -15,6 +15,7 @@ pub mod output;
 pub mod phases;
 pub mod pipeline;
 pub mod plan;
+pub mod pointer;
 pub mod proxy;
 pub mod prune;
 pub mod random;

@@ -4,6 +4,7 @@
 //! a cluster.
 
 use crate::manifest::Manifest;
+use crate::pointer::Pointer;
 use crate::rules::kinds::{self, is_builtin_group};
 use std::collections::BTreeSet;
 
@@ -51,7 +52,7 @@ pub const PREDEPLOYED_ANNOTATIONS: [&str; 2] = [
 /// (group, kind) of the custom resources a CRD sends to the last phase: its
 /// `predeployed` annotation is there and is not `true`.
 pub fn not_predeployed(crd: &serde_json::Value) -> Option<(String, String)> {
-    let annotations = crd.pointer("/metadata/annotations")?.as_object()?;
+    let annotations = crd.at("/metadata/annotations")?.as_object()?;
     let value = PREDEPLOYED_ANNOTATIONS
         .iter()
         .find_map(|a| annotations.get(*a))?
@@ -60,8 +61,8 @@ pub fn not_predeployed(crd: &serde_json::Value) -> Option<(String, String)> {
         return None;
     }
     Some((
-        crd.pointer("/spec/group")?.as_str()?.to_owned(),
-        crd.pointer("/spec/names/kind")?.as_str()?.to_owned(),
+        crd.at("/spec/group")?.as_str()?.to_owned(),
+        crd.at("/spec/names/kind")?.as_str()?.to_owned(),
     ))
 }
 

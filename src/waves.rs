@@ -5,6 +5,7 @@
 
 use crate::manifest::Manifest;
 use crate::phases::{Phase, Step};
+use crate::pointer::Pointer;
 use std::fmt;
 
 pub const WAVE_ANNOTATIONS: [&str; 2] = ["deploy-action.io/wave", "argocd.argoproj.io/sync-wave"];
@@ -88,7 +89,7 @@ pub struct Wave {
 /// An annotation of `m`.
 fn annotation<'a>(m: &'a Manifest, key: &str) -> Option<&'a str> {
     m.object
-        .pointer("/metadata/annotations")?
+        .at("/metadata/annotations")?
         .get(key)?
         .as_str()
         .map(str::trim)

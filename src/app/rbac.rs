@@ -7,6 +7,7 @@ use crate::cluster::{Served, connect};
 use crate::exit::Ended;
 use crate::manifest::{self, Manifest, Scope};
 use crate::pipeline::permissions::{self, Resource};
+use crate::pointer::Pointer;
 use crate::vocab::verdict::RunResult;
 use anyhow::Context;
 use std::io::Write;
@@ -79,7 +80,7 @@ fn crd_resource(m: &Manifest) -> Option<(String, String, Resource)> {
     }
     let spec = m.object.get("spec")?;
     let text = |p: &str| {
-        spec.pointer(p)
+        spec.at(p)
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned)
     };

@@ -2,6 +2,7 @@
 //! (429, 5xx), reading the live object a dry run is compared with, and waiting for a CRD
 //! to be Established.
 
+use crate::pointer::Pointer;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::Value;
@@ -56,7 +57,7 @@ pub async fn apply_with(
     params: PatchParams,
 ) -> Result<Value, Rejection> {
     let name = object
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let api = api_for(client, ar, namespace);

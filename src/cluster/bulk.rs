@@ -5,6 +5,7 @@
 //! it into a `Value` again, for thousands of answers mostly thrown away.
 
 use super::apply::{self, FIELD_MANAGER, Rejection};
+use crate::pointer::Pointer;
 use kube::core::DynamicObject;
 use kube::discovery::ApiResource;
 use serde::Deserialize;
@@ -20,7 +21,7 @@ pub async fn apply_text(
     dry_run: bool,
 ) -> Result<String, Rejection> {
     let name = object
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let mut params = kube::api::PatchParams::apply(FIELD_MANAGER).force();

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::document::Manifest;
 use super::error::Problem;
 use super::validate::{as_written, duplicates};
+use crate::pointer::Pointer;
 
 /// Whether objects of a kind live in a namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -35,7 +36,7 @@ impl LocalKinds {
             m.kind == "CustomResourceDefinition" && m.group() == "apiextensions.k8s.io"
         });
         for crd in crds {
-            let text = |p: &str| crd.object.pointer(p).and_then(Value::as_str);
+            let text = |p: &str| crd.object.at(p).and_then(Value::as_str);
             let (Some(group), Some(kind)) = (text("/spec/group"), text("/spec/names/kind")) else {
                 continue;
             };
@@ -46,7 +47,7 @@ impl LocalKinds {
             // v1 lists versions; v1beta1 may have only `spec.version`.
             let mut versions: Vec<String> = crd
                 .object
-                .pointer("/spec/versions")
+                .at("/spec/versions")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()

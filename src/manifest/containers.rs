@@ -5,6 +5,7 @@ use crate::rules::kinds;
 use serde_json::Value;
 
 use super::yaml::PointerLines;
+use crate::pointer::Pointer;
 
 /// Container lists in the order the kubelet starts them.
 const LISTS: [(&str, bool); 3] = [
@@ -36,7 +37,7 @@ pub(crate) fn containers<'a>(
     };
     let spec_pointer = format!("{template}/spec");
     let spec_pointer = spec_pointer.as_str();
-    let Some(spec) = object.pointer(spec_pointer) else {
+    let Some(spec) = object.at(spec_pointer) else {
         return Vec::new();
     };
     let mut found = Vec::new();

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::containers::{self, ImageLine};
 use super::error::Problem;
 use super::yaml::{Document, PointerLines};
+use crate::pointer::Pointer;
 
 /// One Kubernetes object from the inputs, with where it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,8 +81,8 @@ impl Manifest {
             return None;
         }
         Some((
-            self.object.pointer("/spec/group")?.as_str()?,
-            self.object.pointer("/spec/names/kind")?.as_str()?,
+            self.object.at("/spec/group")?.as_str()?,
+            self.object.at("/spec/names/kind")?.as_str()?,
         ))
     }
 
@@ -93,7 +94,7 @@ impl Manifest {
     }
 
     fn new(file: &str, doc_index: usize, object: Value, lines: PointerLines) -> Manifest {
-        let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
+        let text = |pointer: &str| object.at(pointer).and_then(Value::as_str);
         let api_version = text("/apiVersion").unwrap_or_default().to_string();
         let kind = text("/kind").unwrap_or_default().to_string();
         let name = text("/metadata/name").unwrap_or_default().to_string();

@@ -8,6 +8,7 @@
 use super::builtin::{self, Lookup};
 use super::document::Manifest;
 use super::error::Problem;
+use crate::pointer::Pointer;
 use crate::vocab::outcome::{Notice, SourceSpan};
 use std::collections::BTreeSet;
 
@@ -33,7 +34,7 @@ fn defined<'a>(manifests: &'a [Manifest], schemas: &'a [Manifest]) -> Vec<Define
                 crd: m,
                 from,
                 group: spec.get("group")?.as_str()?.to_owned(),
-                kind: spec.pointer("/names/kind")?.as_str()?.to_owned(),
+                kind: spec.at("/names/kind")?.as_str()?.to_owned(),
                 versions: spec
                     .get("versions")?
                     .as_array()?

@@ -3,6 +3,7 @@
 //! `config.kubernetes.io/origin` annotation whose `path:` names the file. Read here, so a
 //! deploy fed through `-f -` can still be pointed at a file of the repository.
 
+use crate::pointer::Pointer;
 use serde_json::Value;
 
 /// kustomize's annotation naming the file a resource was built from.
@@ -26,7 +27,7 @@ pub fn of(lines: &[&str], line: usize, object: &Value) -> Option<String> {
         }
     }
     let annotation = object
-        .pointer("/metadata/annotations")?
+        .at("/metadata/annotations")?
         .get(KUSTOMIZE_ORIGIN_ANNOTATION)?
         .as_str()?;
     annotation.lines().find_map(|l| {

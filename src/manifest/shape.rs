@@ -4,6 +4,7 @@
 use super::builtin::{self, Lookup};
 use super::document::Manifest;
 use super::error::Problem;
+use crate::pointer::Pointer;
 use serde_json::Value;
 
 /// Workloads whose `spec.selector` must select `spec.template.metadata.labels`.
@@ -32,14 +33,14 @@ fn selector(m: &Manifest, problems: &mut Vec<Problem>) {
     let at = |pointer: &str, message: &str| {
         Problem::new(&m.file, Some(m.line_near(pointer)), message.to_owned())
     };
-    let Some(selector) = m.object.pointer("/spec/selector").filter(|s| s.is_object()) else {
+    let Some(selector) = m.object.at("/spec/selector").filter(|s| s.is_object()) else {
         problems.push(
             at("/spec", "spec.selector is required")
                 .with_hint("set spec.selector.matchLabels to the pod template's labels"),
         );
         return;
     };
-    let labels = m.object.pointer("/spec/template/metadata/labels");
+    let labels = m.object.at("/spec/template/metadata/labels");
     let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
     let mut unmet = Vec::new();
     if let Some(Value::Object(want)) = selector.get("matchLabels") {
@@ -103,7 +104,7 @@ fn selector(m: &Manifest, problems: &mut Vec<Problem>) {
 }
 
 fn name(m: &Manifest, problems: &mut Vec<Problem>) {
-    let Some(name) = m.object.pointer("/metadata/name").and_then(Value::as_str) else {
+    let Some(name) = m.object.at("/metadata/name").and_then(Value::as_str) else {
         return;
     };
     // Custom kinds' names are their CRD's to judge; RBAC's are path segments.

@@ -9,6 +9,7 @@ use super::containers;
 use super::document::Manifest;
 use super::error::Problem;
 use super::yaml::escape_pointer;
+use crate::pointer::Pointer;
 use crate::rules::health::load::{HEALTH_RULES_ANNOTATION, parse_annotation};
 use crate::vocab::duration::parse_duration;
 use crate::waves::{HOOK_WEIGHT_ANNOTATION, WAVE_ANNOTATIONS};
@@ -138,7 +139,7 @@ fn check_string_maps(m: &Manifest, problems: &mut Vec<Problem>) {
         maps.extend(["/data", "/stringData", "/binaryData"]);
     }
     for pointer in maps {
-        let Some(Value::Object(map)) = m.object.pointer(pointer) else {
+        let Some(Value::Object(map)) = m.object.at(pointer) else {
             continue;
         };
         for (key, value) in map {
@@ -161,7 +162,7 @@ fn check_string_maps(m: &Manifest, problems: &mut Vec<Problem>) {
 }
 
 fn check_annotations(m: &Manifest, problems: &mut Vec<Problem>) {
-    let Some(Value::Object(annotations)) = m.object.pointer("/metadata/annotations") else {
+    let Some(Value::Object(annotations)) = m.object.at("/metadata/annotations") else {
         return;
     };
     for (key, value) in annotations {

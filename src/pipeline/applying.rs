@@ -13,6 +13,7 @@ use crate::cluster::{Connection, Served};
 use crate::config::Mode;
 use crate::manifest::Manifest;
 use crate::phases::{self, Phase, Step};
+use crate::pointer::Pointer;
 use crate::rules::Target;
 use crate::vocab::events::RunEvent;
 use crate::vocab::outcome::Outcome;
@@ -94,7 +95,7 @@ fn rejected(m: &Manifest, r: &Rejection, seconds: f64) -> Outcome {
 /// Whether `m` asks to be deleted and created again when a change cannot be made in place.
 fn replaceable(m: &Manifest) -> bool {
     m.object
-        .pointer("/metadata/annotations")
+        .at("/metadata/annotations")
         .and_then(|a| a.get(REPLACE_ANNOTATION))
         .and_then(Value::as_str)
         == Some("true")

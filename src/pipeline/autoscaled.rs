@@ -9,6 +9,7 @@ use crate::cluster::Served;
 use crate::cluster::apply::{self, api_for};
 use crate::manifest::Manifest;
 use crate::phases::Step;
+use crate::pointer::Pointer;
 use crate::vocab::events::RunEvent;
 use crate::vocab::outcome::{Notice, SourceSpan};
 use kube::api::{ListParams, PatchParams};
@@ -44,9 +45,7 @@ pub async fn prepare(
         .collect();
     let namespaces: BTreeSet<String> = manifests
         .iter()
-        .filter(|m| {
-            SCALABLE.contains(&m.kind.as_str()) || m.object.pointer("/spec/replicas").is_some()
-        })
+        .filter(|m| SCALABLE.contains(&m.kind.as_str()) || m.object.at("/spec/replicas").is_some())
         .filter_map(|m| m.namespace.clone())
         .collect();
     if namespaces.is_empty() {
@@ -99,7 +98,7 @@ pub async fn prepare(
         let line = m.line_of("/spec/replicas").unwrap_or(m.line);
         if let Some(declared) = autoscale::leave_replicas(m) {
             let now = live
-                .pointer("/spec/replicas")
+                .at("/spec/replicas")
                 .map_or_else(|| "unset".to_owned(), Value::to_string);
             let message = format!(
                 "{} sets spec.replicas: {declared}, but {} sizes it: the count is left to the autoscaler (now {now})",

@@ -4,6 +4,7 @@
 use super::error::RunError;
 use crate::config::Config;
 use crate::manifest::{self, Manifest, Problem};
+use crate::pointer::Pointer;
 use crate::rules::health::{load::load as load_rules_file, rule::HealthRules};
 use crate::vocab::outcome::Notice;
 use std::sync::Arc;
@@ -134,7 +135,7 @@ pub fn load(
                 .iter()
                 .filter(|(k, v)| {
                     m.object
-                        .pointer(&format!("/metadata/labels/{}", manifest::escape_pointer(k)))
+                        .at(&format!("/metadata/labels/{}", manifest::escape_pointer(k)))
                         .and_then(|x| x.as_str())
                         != Some(v.as_str())
                 })

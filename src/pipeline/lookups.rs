@@ -2,6 +2,7 @@
 //! to pull is looked up, so a node's "not found" is weighed against the registry's answer
 //! (the preflight, before anything is applied, is in `preflight.rs`).
 
+use crate::pointer::Pointer;
 use crate::registry::{Credentials, Lookup, Registry};
 use crate::rules::{ObjectKey, RegistryView, Snapshot, Touched};
 use serde_json::Value;
@@ -139,7 +140,7 @@ impl Lookups {
 }
 
 fn pull_secrets(pod: &Value) -> Vec<String> {
-    pod.pointer("/spec/imagePullSecrets")
+    pod.at("/spec/imagePullSecrets")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -155,20 +156,18 @@ fn images_in_trouble(pods: impl Iterator<Item = Value>) -> Vec<(String, String, 
     for pod in pods {
         let pod = &pod;
         let ns = pod
-            .pointer("/metadata/namespace")
+            .at("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or("default");
         let secrets = pull_secrets(pod);
         for field in ["initContainerStatuses", "containerStatuses"] {
             for status in pod
-                .pointer(&format!("/status/{field}"))
+                .at(&format!("/status/{field}"))
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
             {
-                let reason = status
-                    .pointer("/state/waiting/reason")
-                    .and_then(Value::as_str);
+                let reason = status.at("/state/waiting/reason").and_then(Value::as_str);
                 if !matches!(reason, Some("ErrImagePull" | "ImagePullBackOff")) {
                     continue;
                 }
@@ -176,7 +175,7 @@ fn images_in_trouble(pods: impl Iterator<Item = Value>) -> Vec<(String, String, 
                 let spec_image = ["initContainers", "containers"]
                     .iter()
                     .flat_map(|f| {
-                        pod.pointer(&format!("/spec/{f}"))
+                        pod.at(&format!("/spec/{f}"))
                             .and_then(Value::as_array)
                             .cloned()
                             .unwrap_or_default()

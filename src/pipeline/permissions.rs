@@ -7,6 +7,7 @@
 use super::scopes;
 use crate::cluster::immutable::REPLACE_ANNOTATION;
 use crate::manifest::Manifest;
+use crate::pointer::Pointer;
 use crate::rules::Target;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -67,13 +68,13 @@ pub fn needed(
         let deletes = prune
             || crate::waves::is_hook(m)
             || m.object
-                .pointer("/metadata/annotations")
+                .at("/metadata/annotations")
                 .and_then(|a| a.get(REPLACE_ANNOTATION))
                 .is_some();
         if deletes {
             grant(&r, ns, "", &["delete"]);
         }
-        if SCALED.contains(&m.kind.as_str()) || m.object.pointer("/spec/replicas").is_some() {
+        if SCALED.contains(&m.kind.as_str()) || m.object.at("/spec/replicas").is_some() {
             scaled_namespaces.extend(ns.map(str::to_owned));
         }
         targets.push(

@@ -9,6 +9,7 @@ use crate::cluster::watch::{self, Seen, WatchScope};
 use crate::cluster::{Connection, Served};
 use crate::manifest::Manifest;
 use crate::phases::Phase;
+use crate::pointer::Pointer;
 use crate::prune::applyset::{self, PART_OF_LABEL};
 use crate::prune::members::{self, Listed, Selection};
 use crate::prune::requests;
@@ -402,7 +403,7 @@ struct LastSeen {
 }
 
 fn finalizers(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/finalizers")
+    obj.at("/metadata/finalizers")
         .and_then(Value::as_array)
         .map(|f| {
             f.iter()
@@ -413,7 +414,7 @@ fn finalizers(obj: &Value) -> Vec<String> {
 }
 
 fn uid(obj: &Value) -> &str {
-    obj.pointer("/metadata/uid")
+    obj.at("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or_default()
 }

@@ -11,6 +11,7 @@ use crate::cli::RestartArgs;
 use crate::cluster::{Connection, apply};
 use crate::config::Config;
 use crate::manifest::Manifest;
+use crate::pointer::Pointer;
 use crate::rules::Target;
 use crate::rules::kinds::{self, Kind};
 use crate::vocab::events::{Observer, RunEvent};
@@ -230,7 +231,7 @@ async fn find(
         .collect();
     if let Some(paused) = objects
         .iter()
-        .find(|o| o.pointer("/spec/paused") == Some(&Value::Bool(true)))
+        .find(|o| o.at("/spec/paused") == Some(&Value::Bool(true)))
     {
         let name = paused["metadata"]["name"].as_str().unwrap_or_default();
         return Err(RestartError::Paused(name.to_owned()));

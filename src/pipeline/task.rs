@@ -11,6 +11,7 @@ use crate::cli::RunArgs;
 use crate::cluster::{Connection, apply, logs};
 use crate::config::Config;
 use crate::manifest::{Manifest, Problem};
+use crate::pointer::Pointer;
 use crate::rules::{Target, kinds};
 use crate::vocab::events::{Observer, RunEvent};
 use crate::vocab::outcome::{LogTail, Outcome, RunOutcome};
@@ -129,12 +130,12 @@ pub fn pod_from(template: &Manifest, request: &Request, suffix: &str) -> Result<
     };
     let meta = template
         .object
-        .pointer(&format!("{base}/metadata"))
+        .at(&format!("{base}/metadata"))
         .cloned()
         .unwrap_or_default();
     let mut spec = template
         .object
-        .pointer(&format!("{base}/spec"))
+        .at(&format!("{base}/spec"))
         .cloned()
         .unwrap_or_default();
     let containers_at = format!("{base}/spec/containers");

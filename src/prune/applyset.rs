@@ -2,6 +2,7 @@
 //! parent's id, its labels and annotations, and the checks a tool makes before it may
 //! change a set it finds in the cluster.
 
+use crate::pointer::Pointer;
 use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -249,7 +250,7 @@ fn tool_name(value: &str) -> &str {
 }
 
 fn string_at<'a>(obj: &'a Value, pointer: &str) -> Option<&'a str> {
-    obj.pointer(pointer).and_then(Value::as_str)
+    obj.at(pointer).and_then(Value::as_str)
 }
 
 /// The set as the live parent records it, or why deploy-action may not change it. `adopt`

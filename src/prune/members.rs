@@ -4,6 +4,7 @@
 
 use super::applyset::{GroupKind, Members, PART_OF_LABEL, Parent};
 use crate::manifest::{Manifest, Problem, escape_pointer};
+use crate::pointer::Pointer;
 use crate::vocab::outcome::ResourceId;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -28,7 +29,7 @@ pub fn label(manifests: &mut [Manifest], id: &str) -> Result<(), Vec<Problem>> {
     let problems: Vec<Problem> = manifests
         .iter()
         .filter_map(|m| {
-            let found = m.object.pointer(&pointer)?;
+            let found = m.object.at(&pointer)?;
             (found.as_str() != Some(id)).then(|| {
                 Problem::new(
                     &m.file,
@@ -111,7 +112,7 @@ impl Listed {
     /// lack them).
     pub fn from_object(api_version: &str, kind: &str, obj: &Value) -> Option<Listed> {
         let meta = obj.get("metadata")?;
-        let s = |p: &str| meta.pointer(p).and_then(Value::as_str).map(str::to_owned);
+        let s = |p: &str| meta.at(p).and_then(Value::as_str).map(str::to_owned);
         let annotations = meta
             .get("annotations")
             .and_then(Value::as_object)
@@ -253,7 +254,7 @@ rules: []
         // The pod template is not a member: its pods must not carry the label.
         assert!(
             m[0].object
-                .pointer("/spec/template/metadata/labels")
+                .at("/spec/template/metadata/labels")
                 .unwrap()
                 .get(PART_OF_LABEL)
                 .is_none()
@@ -277,7 +278,7 @@ metadata: {name: web}
         label(&mut m, ID).unwrap();
         let labelled = |i: usize| {
             m[i].object
-                .pointer("/metadata/labels")
+                .at("/metadata/labels")
                 .and_then(|l| l.get(PART_OF_LABEL))
                 .is_some()
         };

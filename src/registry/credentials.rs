@@ -16,6 +16,7 @@ use super::helper::{CredentialHelpers, HelperError};
 
 use super::pattern::Pattern;
 use super::reference::ImageRef;
+use crate::pointer::Pointer;
 
 /// Docker writes `auth` padded; hand-made secrets often are not.
 const LENIENT_BASE64: GeneralPurpose = GeneralPurpose::new(
@@ -225,13 +226,13 @@ impl Credentials {
             }
         };
         let plain = secret
-            .pointer(&format!("/stringData/{key}"))
+            .at(&format!("/stringData/{key}"))
             .and_then(Value::as_str);
         let content = if let Some(text) = plain {
             text.to_string()
         } else {
             let encoded = secret
-                .pointer(&format!("/data/{key}"))
+                .at(&format!("/data/{key}"))
                 .and_then(Value::as_str)
                 .ok_or(CredentialsError::MissingKey { key })?;
             let bytes = base64::engine::general_purpose::STANDARD

@@ -2,6 +2,7 @@
 //! (config, RBAC, policy objects; `rules::kinds` lists them). A Namespace must also be
 //! Active, not Terminating.
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use serde_json::Value;
 
@@ -11,7 +12,7 @@ pub fn assess() -> Assessment {
 }
 
 pub fn namespace(obj: &Value) -> Assessment {
-    match obj.pointer("/status/phase").and_then(Value::as_str) {
+    match obj.at("/status/phase").and_then(Value::as_str) {
         Some("Terminating") => Assessment::not_ready("namespace is terminating"),
         Some(phase) => Assessment::succeeded(phase.to_lowercase()),
         None => Assessment::succeeded("exists"),

@@ -7,6 +7,7 @@
 //! A kind without a row is judged by the generic reading of its `status` (a custom
 //! resource also waits for its CRD): see [`of`].
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::{crd, generic};
 use crate::rules::exists;
@@ -437,7 +438,7 @@ pub fn pod_template(group: &str, kind: &str, object: &Value) -> Option<&'static 
         .and_then(Kind::template)
         .or_else(|| {
             object
-                .pointer(&format!("{WORKLOAD_TEMPLATE}/spec"))
+                .at(&format!("{WORKLOAD_TEMPLATE}/spec"))
                 .is_some()
                 .then_some(WORKLOAD_TEMPLATE)
         })

@@ -4,6 +4,7 @@
 //! is `crash_loop`. Time is measured on the runner's clock from the moment the rule first
 //! said "succeeded" (cluster timestamps may be skewed), and passed in as a value.
 
+use crate::pointer::Pointer;
 use crate::rules::annotations::timeout::parse_annotation_duration;
 use crate::rules::assessment::Assessment;
 use crate::rules::kinds;
@@ -49,7 +50,7 @@ impl Settling {
 /// Zero for kinds without long-running pods.
 pub fn window(target: &Target, obj: &Value, default: Duration) -> Duration {
     window_with(target, default, || {
-        obj.pointer("/spec/minReadySeconds").and_then(Value::as_u64)
+        obj.at("/spec/minReadySeconds").and_then(Value::as_u64)
     })
 }
 
@@ -111,7 +112,7 @@ pub fn pods_of(target: &Target, obj: &Live, snapshot: &Snapshot) -> Vec<Pod> {
 }
 
 fn uid(obj: &Value) -> Option<&str> {
-    obj.pointer("/metadata/uid").and_then(Value::as_str)
+    obj.at("/metadata/uid").and_then(Value::as_str)
 }
 
 /// A Pod's own stability.
@@ -140,9 +141,7 @@ pub(crate) fn newest_replica_set_pods(obj: &Value, snapshot: &Snapshot) -> Vec<P
 
 /// A StatefulSet's: its pods of the update revision.
 pub(crate) fn update_revision_pods(obj: &Value, snapshot: &Snapshot) -> Vec<Pod> {
-    let update = obj
-        .pointer("/status/updateRevision")
-        .and_then(Value::as_str);
+    let update = obj.at("/status/updateRevision").and_then(Value::as_str);
     owned_pods(obj, snapshot)
         .into_iter()
         .filter(|p| {

@@ -1,6 +1,7 @@
 //! The resource a verdict is wanted for, as the manifest names it: identity plus the
 //! annotations that tune its rules (timeouts, required-rollout).
 
+use crate::pointer::Pointer;
 use crate::rules::kinds::is_builtin_group;
 use crate::rules::snapshot::{ObjectKey, group_of};
 use crate::vocab::outcome::ResourceId;
@@ -44,10 +45,7 @@ impl Target {
         let key = ObjectKey::of(doc)?;
         let api_version = doc.get("apiVersion")?.as_str()?;
         let mut target = Target::new(api_version, key.kind(), key.namespace(), key.name());
-        if let Some(map) = doc
-            .pointer("/metadata/annotations")
-            .and_then(Value::as_object)
-        {
+        if let Some(map) = doc.at("/metadata/annotations").and_then(Value::as_object) {
             for (k, v) in map {
                 if let Some(v) = v.as_str() {
                     target.annotations.insert(k.clone(), v.to_owned());

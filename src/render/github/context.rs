@@ -4,6 +4,7 @@
 //! merge commit, and a check run on it never shows on the pull request.
 
 use super::paths::{repo_relative, slashes};
+use crate::pointer::Pointer;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -187,7 +188,7 @@ fn head_sha(
     let payload: Value =
         serde_json::from_str(payload).map_err(|e| fail(&format!("invalid JSON: {e}")))?;
     let sha = payload
-        .pointer(pointer)
+        .at(pointer)
         .and_then(Value::as_str)
         .ok_or_else(|| fail(&format!("no {} in it", &pointer[1..].replace('/', "."))))?;
     valid_sha("the event's head sha", sha)

@@ -1,6 +1,7 @@
 //! `status.conditions` read from raw objects, for kinds the rules do not type (custom
 //! resources, CRDs, HPAs read from any version): every such kind shares this shape.
 
+use crate::pointer::Pointer;
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,7 @@ impl Condition<'_> {
 
 /// All well-formed entries of `status.conditions`.
 pub fn conditions(obj: &Value) -> Vec<Condition<'_>> {
-    let list = obj.pointer("/status/conditions").and_then(Value::as_array);
+    let list = obj.at("/status/conditions").and_then(Value::as_array);
     list.into_iter().flatten().filter_map(parse).collect()
 }
 

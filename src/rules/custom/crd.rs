@@ -1,6 +1,7 @@
 //! CustomResourceDefinitions: usable once Established; a name clash (NamesAccepted=False)
 //! never resolves by itself, so it fails.
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::{condition, conditions};
 use crate::vocab::verdict::Reason;
@@ -11,7 +12,7 @@ pub fn assess(obj: &Value) -> Assessment {
         return Assessment::failed(Reason::ConditionFailed, c.describe());
     }
     let kind = obj
-        .pointer("/spec/names/kind")
+        .at("/spec/names/kind")
         .and_then(Value::as_str)
         .unwrap_or("?");
     if condition(obj, "Established").is_some_and(|c| c.is("True")) {

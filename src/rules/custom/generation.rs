@@ -2,6 +2,7 @@
 //! the spec as applied. Applied only when the controller reports `observedGeneration`
 //! (many do not, and would otherwise never finish).
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::conditions;
 use crate::vocab::verdict::Reason;
@@ -13,10 +14,8 @@ use serde_json::Value;
 /// (a Ready that is not True, `ReconciliationPaused=True`), which is often about the new
 /// generation already (Flux moves observedGeneration only on success).
 pub fn lag(obj: &Value) -> Option<Assessment> {
-    let generation = obj
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)?;
-    let observed = obj.pointer("/status/observedGeneration").and_then(|v| {
+    let generation = obj.at("/metadata/generation").and_then(Value::as_i64)?;
+    let observed = obj.at("/status/observedGeneration").and_then(|v| {
         v.as_i64()
             .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
     })?;

@@ -2,6 +2,7 @@
 //! is known (the run's, the CRD's, krane's rollout conditions, the bundled library), else
 //! kstatus' generic reading of `status`.
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::condition;
 use crate::rules::custom::generation;
@@ -97,11 +98,10 @@ fn without_crd(obj: &Value, target: &Target, snapshot: &Snapshot) -> Assessment 
 /// Whether a CRD declares a status for its objects (a `status` subresource, or `status`
 /// in a version's schema): then a controller is expected to write one.
 fn declares_status(crd: &Value) -> bool {
-    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
+    let versions = crd.at("/spec/versions").and_then(Value::as_array);
     versions.into_iter().flatten().any(|v| {
-        v.pointer("/subresources/status").is_some()
-            || v.pointer("/schema/openAPIV3Schema/properties/status")
-                .is_some()
+        v.at("/subresources/status").is_some()
+            || v.at("/schema/openAPIV3Schema/properties/status").is_some()
     })
 }
 
@@ -172,12 +172,12 @@ const UNSETTLED_PHASES: [&str; 16] = [
 /// the controller's own rule none is known to be terminal, so each only keeps the
 /// resource waiting, its message naming what was said; at the deadline it times out.
 fn trouble(obj: &Value) -> Option<Assessment> {
-    if let Some(phase) = obj.pointer("/status/phase").and_then(Value::as_str)
+    if let Some(phase) = obj.at("/status/phase").and_then(Value::as_str)
         && UNSETTLED_PHASES.contains(&phase.to_ascii_lowercase().as_str())
     {
         let said = ["message", "reason"]
             .iter()
-            .find_map(|k| obj.pointer(&format!("/status/{k}")).and_then(Value::as_str))
+            .find_map(|k| obj.at(&format!("/status/{k}")).and_then(Value::as_str))
             .filter(|m| !m.trim().is_empty());
         return Some(Assessment::not_ready(match said {
             Some(m) => format!("status.phase is {phase}: {m}"),

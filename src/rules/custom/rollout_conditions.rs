@@ -2,6 +2,7 @@
 //! `instance-rollout-conditions` annotation): `true` for krane's defaults, or JSON naming
 //! success and failure paths in the instance.
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::json_path::{JsonPath, text};
 use crate::rules::error::RulesError;
@@ -150,15 +151,15 @@ pub fn crd_of(snapshot: &Snapshot, group: &str, kind: &str) -> Option<Value> {
     snapshot
         .list_raw("apiextensions.k8s.io", "CustomResourceDefinition", None)
         .find(|c| {
-            c.pointer("/spec/group").and_then(Value::as_str) == Some(group)
-                && c.pointer("/spec/names/kind").and_then(Value::as_str) == Some(kind)
+            c.at("/spec/group").and_then(Value::as_str) == Some(group)
+                && c.at("/spec/names/kind").and_then(Value::as_str) == Some(kind)
         })
 }
 
 /// The rollout conditions `crd` declares for its instances, if it carries the annotation.
 pub fn declared(crd: &Value) -> Option<Result<RolloutConditions, RulesError>> {
     let value = crd
-        .pointer("/metadata/annotations")?
+        .at("/metadata/annotations")?
         .get(ROLLOUT_CONDITIONS_ANNOTATION)?
         .as_str()?;
     RolloutConditions::parse(value).transpose()

@@ -6,6 +6,7 @@
 //! `bundled_files_are_the_files_on_disk` keeps the compiled-in library the same set.
 
 use crate::manifest::parse_stream;
+use crate::pointer::Pointer;
 use crate::rules::assess::assess;
 use crate::rules::fixtures::snapshot_with;
 use crate::rules::health::library::FILES;
@@ -53,7 +54,7 @@ fn crd_for(obj: &Value) -> Value {
     let (group, version) = api_version.split_once('/').unwrap();
     let kind = obj["kind"].as_str().unwrap();
     let plural = format!("{}s", kind.to_ascii_lowercase());
-    let scope = if obj.pointer("/metadata/namespace").is_some() {
+    let scope = if obj.at("/metadata/namespace").is_some() {
         "Namespaced"
     } else {
         "Cluster"
@@ -137,7 +138,7 @@ fn judge(case: &Case, rules: &Arc<HealthRules>) -> (String, Option<String>, Stri
     let mut target = Target::from_manifest(&declared).unwrap();
     if target.id.namespace.is_none() {
         target.id.namespace = obj
-            .pointer("/metadata/namespace")
+            .at("/metadata/namespace")
             .and_then(Value::as_str)
             .map(str::to_owned);
     }

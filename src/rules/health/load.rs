@@ -3,6 +3,7 @@
 //! applied.
 
 use crate::manifest::{Document, Problem, parse_stream};
+use crate::pointer::Pointer;
 use crate::rules::health::expr::Expr;
 use crate::rules::health::rule::{Clause, Generation, HealthRule};
 use crate::vocab::verdict::{Reason, Verdict};
@@ -145,7 +146,7 @@ impl Reader<'_> {
     }
 
     fn rule(&mut self, pointer: &str, defines: Option<(&str, &str)>) -> Option<HealthRule> {
-        let value = self.doc.value.pointer(pointer)?;
+        let value = self.doc.value.at(pointer)?;
         if !value.is_object() {
             self.shape(pointer, "a rule must be a mapping".to_owned());
             return None;

@@ -10,6 +10,7 @@ pub mod rule;
 #[cfg(test)]
 mod cases;
 
+use crate::pointer::Pointer;
 use crate::rules::health::load::{HEALTH_RULES_ANNOTATION, parse_annotation};
 use crate::rules::health::rule::HealthRule;
 use crate::rules::snapshot::Snapshot;
@@ -33,14 +34,14 @@ pub fn user_rule(snapshot: &Snapshot, crd: Option<&Value>, group: &str, kind: &s
         return Found::Rule(rule.clone());
     }
     let Some(text) = crd
-        .and_then(|c| c.pointer("/metadata/annotations"))
+        .and_then(|c| c.at("/metadata/annotations"))
         .and_then(|a| a.get(HEALTH_RULES_ANNOTATION))
         .and_then(Value::as_str)
     else {
         return Found::None;
     };
     let name = crd
-        .and_then(|c| c.pointer("/metadata/name"))
+        .and_then(|c| c.at("/metadata/name"))
         .and_then(Value::as_str)
         .unwrap_or("?");
     match parse_annotation(

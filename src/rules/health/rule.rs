@@ -3,6 +3,7 @@
 //! controller's own word), waiting ones, done ones; an object none of them describes is
 //! still at work, and its message says what its status shows.
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::conditions;
 use crate::rules::custom::generation;
@@ -149,7 +150,7 @@ fn status_summary(obj: &Value) -> String {
     if !said.is_empty() {
         return said.join("; ");
     }
-    obj.pointer("/status/phase")
+    obj.at("/status/phase")
         .and_then(Value::as_str)
         .map(|p| format!("status.phase is {p}"))
         .unwrap_or_default()

@@ -1,6 +1,7 @@
 //! What a Service's EndpointSlices (discovery.k8s.io/v1, labelled with the Service's name)
 //! say about its backends: ready endpoints, endpoints not ready yet, or none at all.
 
+use crate::pointer::Pointer;
 use crate::rules::snapshot::Snapshot;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -28,7 +29,7 @@ impl Endpoints {
             for e in endpoints.into_iter().flatten() {
                 let Some(id) = identity(e) else { continue };
                 // The API says a missing `ready` is to be read as ready.
-                if e.pointer("/conditions/ready") == Some(&Value::Bool(false)) {
+                if e.at("/conditions/ready") == Some(&Value::Bool(false)) {
                     out.not_ready.insert(id);
                 } else {
                     out.ready.insert(id);
@@ -44,12 +45,12 @@ impl Endpoints {
 
 fn identity(endpoint: &Value) -> Option<String> {
     let target = endpoint
-        .pointer("/targetRef/name")
+        .at("/targetRef/name")
         .and_then(Value::as_str)
         .map(str::to_owned);
     target.or_else(|| {
         endpoint
-            .pointer("/addresses/0")
+            .at("/addresses/0")
             .and_then(Value::as_str)
             .map(str::to_owned)
     })

@@ -3,6 +3,7 @@
 //! workloads deliberately scaled to zero; a LoadBalancer also needs an address. A Service
 //! never fails by itself: its pods' workloads carry the failure.
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::network_storage::endpoints::Endpoints;
 use crate::rules::snapshot::{Snapshot, field, or_default, typed};
@@ -53,7 +54,7 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         },
     };
     if spec.type_.as_deref() == Some("LoadBalancer") {
-        let ingress = obj.pointer("/status/loadBalancer/ingress/0");
+        let ingress = obj.at("/status/loadBalancer/ingress/0");
         let address = ingress
             .and_then(|i| i.get("hostname").or_else(|| i.get("ip")))
             .and_then(Value::as_str);

@@ -2,6 +2,7 @@
 //! disabled on purpose; ScalingActive=False fails unless the cause is a metrics fetch
 //! (FailedGet*), which a metrics server catching up fixes.
 
+use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::custom::conditions::{conditions, parse};
 use crate::vocab::verdict::Reason;
@@ -12,7 +13,7 @@ const V1_CONDITIONS_ANNOTATION: &str = "autoscaling.alpha.kubernetes.io/conditio
 
 pub fn assess(obj: &Value) -> Assessment {
     let v1: Vec<Value> = obj
-        .pointer("/metadata/annotations")
+        .at("/metadata/annotations")
         .and_then(|a| a.get(V1_CONDITIONS_ANNOTATION))
         .and_then(Value::as_str)
         .and_then(|s| serde_json::from_str(s).ok())
