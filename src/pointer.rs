@@ -1,6 +1,6 @@
 //! JSON Pointer (RFC 6901) lookups into a `serde_json::Value` that allocate nothing:
 //! `Value::pointer` unescapes every segment into two new `String`s (`~1`, then `~0`). A
-//! deploy of 1,000 manifests looked up 38,000 pointers (wave annotations, identity,
+//! deploy of 1,000 manifests looked up about 38,500 pointers (wave annotations, identity,
 //! validation), and that unescaping was 7% of the run's instructions (callgrind).
 
 use serde_json::Value;
