@@ -45,7 +45,8 @@ impl Found {
     /// these are small), for an object kept as `keep`. The snapshot's links read labels
     /// and deletion only of workloads and EndpointSlices, and no uid of an Event: for the
     /// Pods and Events that arrive by the thousand they are not read (each would be
-    /// parsed into a `Value` and thrown away).
+    /// parsed into a `Value` and thrown away). ownerReferences are read apart, without a
+    /// `Value` ([`Found::owners`]).
     fn captures(at: At, key: &str, keep: Keep) -> bool {
         match at {
             At::Top => key == "involvedObject",
