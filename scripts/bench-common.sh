@@ -27,6 +27,43 @@ spec:
 EOF
 }
 
+# scenario SIZE FILE: the simulated cluster for SIZE Deployments ($nodes nodes, or with
+# `auto` one per 100 pods of $replicas each, at least 25).
+# shellcheck disable=SC2154 # $nodes and $replicas are the sourcing script's
+scenario() {
+  local size="$1" n="$nodes"
+  if [ "$n" = auto ]; then
+    n=$(((size * replicas + 99) / 100))
+    [ "$n" -ge 25 ] || n=25
+  fi
+  cat >"$2" <<EOF
+kubernetes_version: "1.33"
+nodes: $n
+images:
+  default: {pull: 10ms}
+  "registry.local/bench/missing:*": not_found
+  "registry.local/bench/stuck:*": {pull: 1h}
+EOF
+}
+
+# manifests SIZE VARIANT DIR: SIZE Deployments with a Service each, in namespace default;
+# the missing variant gives the first Deployment an image the registry does not have.
+# shellcheck disable=SC2154 # $replicas is the sourcing script's
+manifests() {
+  local size="$1" variant="$2" dir="$3" i name image
+  mkdir -p "$dir"
+  for ((i = 0; i < size; i++)); do
+    name="$(printf 'app-%04d' "$i")"
+    image="registry.local/bench/app:1"
+    if [ "$variant" = missing ] && [ "$i" -eq 0 ]; then
+      image="registry.local/bench/missing:1"
+    elif [ "$variant" = stuck ]; then
+      image="registry.local/bench/stuck:1"
+    fi
+    bench_app "$name" default "$replicas" "$image" >"$dir/$name.yaml"
+  done
+}
+
 # now_ms: the time in milliseconds.
 now_ms() { date +%s%3N; }
 

@@ -88,40 +88,6 @@ rows="${raw:-$work/rows.tsv}"
 : >"$rows"
 
 
-# scenario SIZE FILE: the simulated cluster for SIZE Deployments.
-scenario() {
-  local size="$1" n="$nodes"
-  if [ "$n" = auto ]; then
-    n=$(((size * replicas + 99) / 100))
-    [ "$n" -ge 25 ] || n=25
-  fi
-  cat >"$2" <<EOF
-kubernetes_version: "1.33"
-nodes: $n
-images:
-  default: {pull: 10ms}
-  "registry.local/bench/missing:*": not_found
-  "registry.local/bench/stuck:*": {pull: 1h}
-EOF
-}
-
-# manifests SIZE VARIANT DIR: SIZE Deployments with a Service each, in namespace default;
-# the missing variant gives the first Deployment an image the registry does not have.
-manifests() {
-  local size="$1" variant="$2" dir="$3" i name image
-  mkdir -p "$dir"
-  for ((i = 0; i < size; i++)); do
-    name="$(printf 'app-%04d' "$i")"
-    image="registry.local/bench/app:1"
-    if [ "$variant" = missing ] && [ "$i" -eq 0 ]; then
-      image="registry.local/bench/missing:1"
-    elif [ "$variant" = stuck ]; then
-      image="registry.local/bench/stuck:1"
-    fi
-    bench_app "$name" default "$replicas" "$image" >"$dir/$name.yaml"
-  done
-}
-
 # The krane-style poller, run as its own script so its CPU and RSS are measured like a tool.
 cat >"$work/poller.sh" <<'EOF'
 #!/usr/bin/env bash

@@ -55,16 +55,6 @@ images:
   default: {pull: 10ms}
 EOF
 
-# deployments SIZE DIR: scripts/bench.sh's healthy manifests.
-deployments() {
-  local size="$1" dir="$2" i name
-  mkdir -p "$dir"
-  for ((i = 0; i < size; i++)); do
-    name="$(printf 'app-%04d' "$i")"
-    bench_app "$name" default "$replicas" registry.local/bench/app:1 >"$dir/$name.yaml"
-  done
-}
-
 configmaps() {
   local size="$1" dir="$2" i name
   mkdir -p "$dir"
@@ -93,7 +83,7 @@ results="$work/results.tsv"
 IFS=, read -r -a size_list <<<"$sizes"
 for size in "${size_list[@]}"; do
   dir="$work/deploy-$size"
-  deployments "$size" "$dir"
+  manifests "$size" healthy "$dir"
   for ((r = 1; r <= runs; r++)); do
     sim_up
     start="$(now_ms)"
