@@ -72,56 +72,77 @@ impl<'de> serde::Deserialize<'de> for Owners {
             uid: Option<Value>,
             controller: Option<Value>,
         }
-        struct List;
-        impl<'de> serde::de::Visitor<'de> for List {
-            type Value = Owners;
+        let LenientList(references) = LenientList::<Reference>::deserialize(d)?;
+        let mut owners = Owners::default();
+        for reference in references {
+            if let Some(Value::String(uid)) = reference.uid {
+                owners.uids.push(uid.into_boxed_str());
+            }
+            owners.controlled |= reference.controller == Some(Value::Bool(true));
+        }
+        Ok(owners)
+    }
+}
+
+/// The items of a list that are objects, each read as `T`: a value that is not a list
+/// reads as empty, an item that is not an object is skipped (neither is an error).
+#[derive(Debug, Clone)]
+pub(crate) struct LenientList<T>(pub(crate) Vec<T>);
+
+impl<T> Default for LenientList<T> {
+    fn default() -> Self {
+        LenientList(Vec::new())
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for LenientList<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct List<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for List<T> {
+            type Value = LenientList<T>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("any value")
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
-            ) -> Result<Owners, A::Error> {
-                let mut owners = Owners::default();
-                while let Some(Lenient(item)) = seq.next_element::<Lenient<Reference>>()? {
-                    let Some(item) = item else { continue };
-                    if let Some(Value::String(uid)) = item.uid {
-                        owners.uids.push(uid.into_boxed_str());
-                    }
-                    owners.controlled |= item.controller == Some(Value::Bool(true));
+            ) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(Lenient(item)) = seq.next_element::<Lenient<T>>()? {
+                    items.extend(item);
                 }
-                Ok(owners)
+                Ok(LenientList(items))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<Owners, A::Error> {
+            ) -> Result<Self::Value, A::Error> {
                 while map
                     .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
                     .is_some()
                 {}
-                Ok(Owners::default())
+                Ok(LenientList::default())
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Owners, E> {
-                Ok(Owners::default())
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LenientList::default())
             }
-            fn visit_i64<E>(self, _: i64) -> Result<Owners, E> {
-                Ok(Owners::default())
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LenientList::default())
             }
-            fn visit_u64<E>(self, _: u64) -> Result<Owners, E> {
-                Ok(Owners::default())
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LenientList::default())
             }
-            fn visit_f64<E>(self, _: f64) -> Result<Owners, E> {
-                Ok(Owners::default())
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LenientList::default())
             }
-            fn visit_str<E>(self, _: &str) -> Result<Owners, E> {
-                Ok(Owners::default())
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(LenientList::default())
             }
-            fn visit_unit<E>(self) -> Result<Owners, E> {
-                Ok(Owners::default())
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LenientList::default())
             }
         }
-        d.deserialize_any(List)
+        d.deserialize_any(List(std::marker::PhantomData))
     }
 }
 

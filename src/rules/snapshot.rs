@@ -735,12 +735,12 @@ impl Snapshot {
     }
 
     /// The EndpointSlices (discovery.k8s.io) labelled for Service `service`, ordered by
-    /// name; in `namespace`, or (with `None`) in every namespace.
-    pub fn slices_of<'a>(
+    /// name, read as `T`; in `namespace`, or (with `None`) in every namespace.
+    pub fn slices_of<'a, T: DeserializeOwned + 'a>(
         &'a self,
         service: &str,
         namespace: Option<&'a str>,
-    ) -> impl Iterator<Item = Value> + 'a {
+    ) -> impl Iterator<Item = T> + 'a {
         let keys: Vec<&ObjectKey> = if let Some(ns) = namespace {
             self.slices
                 .get(&(Some(ns.to_owned()), service.to_owned()))
@@ -1172,7 +1172,11 @@ mod tests {
             names(snap.slices_of("web", None).collect()),
             ["web-a", "web-b"]
         );
-        assert!(snap.slices_of("web", Some("blog")).next().is_none());
+        assert!(
+            snap.slices_of::<Value>("web", Some("blog"))
+                .next()
+                .is_none()
+        );
         let web = |snap: &Snapshot| {
             let found = snap.with_template_label(dep, "shop", ("app", "web"));
             names(found.collect())
@@ -1193,7 +1197,11 @@ mod tests {
             Some("shop"),
             "web-a",
         );
-        assert!(snap.slices_of("web", Some("shop")).next().is_none());
+        assert!(
+            snap.slices_of::<Value>("web", Some("shop"))
+                .next()
+                .is_none()
+        );
         assert_eq!(
             names(snap.slices_of("api", Some("shop")).collect()),
             ["api-a", "web-b"]
