@@ -2,7 +2,7 @@
 # Counts the instructions deploy-action executes for one deploy of scripts/bench.sh's
 # workload, under valgrind's cachegrind, for one or more builds side by side. Timed runs
 # on a shared 2-core machine spread 10-30%, so a change worth a few percent cannot be
-# told from noise; two counts of one build agree within about 0.5%. Under valgrind the
+# told from noise; counts of one build agree within about 3%. Under valgrind the
 # tool runs at a fraction of its speed while kube-sim does not, so watch events arrive in
 # larger batches than in a timed run: the counts compare builds, they are not CPU time.
 # Not part of the test suite.

@@ -5,7 +5,6 @@
 
 use crate::manifest::Manifest;
 use crate::phases::{Phase, Step};
-use crate::pointer::Pointer;
 use std::fmt;
 
 pub const WAVE_ANNOTATIONS: [&str; 2] = ["deploy-action.io/wave", "argocd.argoproj.io/sync-wave"];
@@ -89,7 +88,8 @@ pub struct Wave {
 /// An annotation of `m`.
 fn annotation<'a>(m: &'a Manifest, key: &str) -> Option<&'a str> {
     m.object
-        .at("/metadata/annotations")?
+        .get("metadata")?
+        .get("annotations")?
         .get(key)?
         .as_str()
         .map(str::trim)
@@ -209,6 +209,11 @@ pub fn plan(manifests: &[Manifest], steps: &[Step]) -> (Vec<Wave>, Vec<(usize, S
 
 /// The delete policy of a Helm hook manifest (`None` for anything else).
 pub fn delete_policy(m: &Manifest, phase: Phase) -> Option<DeletePolicy> {
+    // Only a hook has one: the rest of what `role` reads need not be read (this is asked
+    // of every manifest, more than once).
+    if !is_hook(m) {
+        return None;
+    }
     match role(m, phase) {
         Role::In(_, policy) => policy,
         Role::Skipped(_) => None,
