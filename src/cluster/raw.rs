@@ -527,8 +527,14 @@ impl<'de> Visitor<'de> for Copy<'_> {
                         (Keep::Event, At::Top) => Cow::Owned(kept::involved_object(&value)),
                         _ => Cow::Borrowed(&value),
                     };
-                    // Writing a Value into a String cannot fail.
-                    let _ = serde_json::to_writer(StringWriter(self.out), &*kept);
+                    match &*kept {
+                        // Most captured values (names, uids, versions) are strings.
+                        Value::String(s) => push_json_str(self.out, s),
+                        // Writing a Value into a String cannot fail.
+                        other => {
+                            let _ = serde_json::to_writer(StringWriter(self.out), other);
+                        }
+                    }
                     found.capture(self.at, &key, value);
                 }
                 _ if at.verbatim(self.keep) => map.next_value_seed(Verbatim {
