@@ -5,9 +5,10 @@
 //! It answers what [`Touched::affects`] answers for each resource (that stays the rule of
 //! record, and the tests hold the two equal), in time proportional to the changes.
 
+use crate::pointer::Pointer;
 use crate::rules::kinds::{self, Reads};
 use crate::rules::object_key::{KeyMap, StrMap};
-use crate::rules::snapshot::{ObjectKey, field};
+use crate::rules::snapshot::ObjectKey;
 use crate::rules::target::Target;
 use crate::rules::touched::{Touched, selector_selects};
 use serde_json::Value;
@@ -143,7 +144,7 @@ impl Affected {
             return;
         };
         self.unindex_service(id, &entry);
-        let selector = live.and_then(|svc| field(svc, &["spec", "selector"]));
+        let selector = live.and_then(|svc| svc.at("/spec/selector"));
         let indexed_by = live.and_then(|_| first_pair(selector));
         let ns = entry.namespace.clone();
         match &indexed_by {

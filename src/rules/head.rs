@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// The few fields of an object its key and the snapshot's index links are made of, read leniently: a field
 /// of an unexpected type (a custom resource's `spec: "x"`) reads as absent, never as an
-/// error, as `field` on a `Value` would.
+/// error, as a lookup in a `Value` would.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct Head {

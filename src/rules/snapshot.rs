@@ -38,12 +38,6 @@ pub(crate) fn is_owned(group: &str, kind: &str) -> bool {
     OWNED_KINDS.contains(&(group, kind))
 }
 
-/// The value at `path` (object keys, in order) without `Value::pointer`'s per-segment
-/// unescaping, which allocates; for the paths rules read on every re-assessment.
-pub fn field<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, key| v.get(key))
-}
-
 /// A typed object's optional part (its spec, its status), borrowed, or the empty one when
 /// absent: a rule reads it without copying it on every re-assessment.
 pub fn or_default<T: Clone + Default>(part: &Option<T>) -> std::borrow::Cow<'_, T> {

@@ -9,10 +9,11 @@
 //! is in is its row's `reads` (`rules::kinds`); a kind without a row is in the broadest,
 //! so a new rule is never starved of a re-assessment, only made slower.
 
+use crate::pointer::Pointer;
 use crate::rules::kinds::{self, Reads};
 use crate::rules::network_storage::service;
 use crate::rules::object_key::KeySet;
-use crate::rules::snapshot::{Links, ObjectKey, field};
+use crate::rules::snapshot::{Links, ObjectKey};
 use crate::rules::target::Target;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -126,7 +127,7 @@ impl Touched {
         let Some(svc) = live else {
             return self.template_namespaces.contains(ns);
         };
-        let selector = field(svc, &["spec", "selector"]).and_then(Value::as_object);
+        let selector = svc.at("/spec/selector").and_then(Value::as_object);
         let first = selector
             .into_iter()
             .flatten()
@@ -148,7 +149,7 @@ impl Touched {
 /// Whether Service `svc`'s selector picks pods with `labels`; a Service without one reads
 /// no workloads.
 fn service_selects(svc: &Value, labels: &Value) -> bool {
-    selector_selects(field(svc, &["spec", "selector"]), labels)
+    selector_selects(svc.at("/spec/selector"), labels)
 }
 
 /// Whether a Service's `spec.selector` picks pods with `labels`; an absent or empty one

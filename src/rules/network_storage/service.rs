@@ -6,7 +6,7 @@
 use crate::pointer::Pointer;
 use crate::rules::assessment::Assessment;
 use crate::rules::network_storage::endpoints::Endpoints;
-use crate::rules::snapshot::{Snapshot, field, or_default, typed};
+use crate::rules::snapshot::{Snapshot, or_default, typed};
 use crate::rules::workloads::generation::unreadable;
 use k8s_openapi::api::core::v1::Service;
 use serde_json::Value;
@@ -135,30 +135,28 @@ fn scaled_to_zero(
         };
         for w in workloads {
             let w = &w;
-            let owned = field(w, &["metadata", "ownerReferences"])
+            let owned = w
+                .at("/metadata/ownerReferences")
                 .and_then(Value::as_array)
                 .is_some_and(|refs| {
                     refs.iter()
                         .any(|r| r.get("controller") == Some(&Value::Bool(true)))
                 });
             if owned
-                || field(w, &["metadata", "deletionTimestamp"]).is_some()
+                || w.at("/metadata/deletionTimestamp").is_some()
                 || !selects(
                     selector.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                    field(w, &["spec", "template", "metadata", "labels"]),
+                    w.at("/spec/template/metadata/labels"),
                 )
             {
                 continue;
             }
             // A missing replicas is the API server's default of 1.
-            if field(w, &["spec", "replicas"])
-                .and_then(Value::as_i64)
-                .unwrap_or(1)
-                != 0
-            {
+            if w.at("/spec/replicas").and_then(Value::as_i64).unwrap_or(1) != 0 {
                 return None;
             }
-            let wname = field(w, &["metadata", "name"])
+            let wname = w
+                .at("/metadata/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             idle.push(format!("{kind}/{wname}"));
