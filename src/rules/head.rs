@@ -84,6 +84,31 @@ impl<'de> serde::Deserialize<'de> for Owners {
     }
 }
 
+/// The visits of a lenient reading's visitor for the values it reads as absent (every
+/// scalar and null): `$absent`, never an error.
+macro_rules! absent_otherwise {
+    ($absent:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+}
+
 /// The items of a list that are objects, each read as `T`: a value that is not a list
 /// reads as empty, an item that is not an object is skipped (neither is an error).
 #[derive(Debug, Clone)]
@@ -123,24 +148,7 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for LenientList<T>
                 {}
                 Ok(LenientList::default())
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(LenientList::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(LenientList::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(LenientList::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(LenientList::default())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(LenientList::default())
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(LenientList::default())
-            }
+            absent_otherwise!(LenientList::default());
         }
         d.deserialize_any(List(std::marker::PhantomData))
     }
@@ -172,24 +180,7 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
                 while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
                 Ok(Lenient(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
+            absent_otherwise!(Lenient(None));
         }
         d.deserialize_any(Any(std::marker::PhantomData))
     }
