@@ -638,13 +638,12 @@ impl Snapshot {
     /// keeps every text as it came.
     pub fn pack_settled(&mut self) {
         self.pass = self.pass.wrapping_add(1);
-        while let Some(&(since, _)) = self.fresh.front()
-            && (self.pass.wrapping_sub(since) >= PASSES_BEFORE_PACKING
-                || self.fresh_bytes > FRESH_BYTES)
-        {
-            let Some((_, key)) = self.fresh.pop_front() else {
+        while let Some((since, key)) = self.fresh.pop_front() {
+            let held = self.pass.wrapping_sub(since) >= PASSES_BEFORE_PACKING;
+            if !held && self.fresh_bytes <= FRESH_BYTES {
+                self.fresh.push_front((since, key));
                 break;
-            };
+            }
             // A newer version, or a deletion, since: the newer one has its own place.
             if let Some(stored) = self.objects.get_mut(&key)
                 && let Body::Fresh(text, pass) = &stored.body
