@@ -143,9 +143,11 @@ impl Prepared {
 /// fields of workloads alone are boxed apart.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Links {
-    uid: Option<Box<str>>,
-    /// The uids its ownerReferences name.
-    owners: Box<[Box<str>]>,
+    /// Shared with the uid indexes ([`Snapshot::insert`]): a uid is held once however many
+    /// indexes and owned objects name it.
+    uid: Option<Arc<str>>,
+    /// The uids its ownerReferences name; the owner's own, once the snapshot knows it.
+    owners: Box<[Arc<str>]>,
     /// An Event's involvedObject, and that object's uid.
     about: Option<ObjectKey>,
     about_uid: Option<Box<str>>,
@@ -187,8 +189,11 @@ impl Links {
         let owner_refs = meta.and_then(|m| m.owner_references.as_ref());
         Links {
             // Only owners are looked up by uid, and an Event owns nothing.
-            uid: text(meta.and_then(|m| m.uid.as_ref())).filter(|_| !event),
-            owners: uids.unwrap_or_default().into(),
+            uid: (meta.and_then(|m| m.uid.as_ref()))
+                .and_then(Value::as_str)
+                .filter(|_| !event)
+                .map(Arc::from),
+            owners: uids.into_iter().flatten().map(Arc::from).collect(),
             about: match (about("apiVersion"), about("kind"), about("name")) {
                 (Some(av), Some(kind), Some(name)) => {
                     Some(ObjectKey::new(av, kind, about("namespace"), name))
@@ -244,7 +249,7 @@ impl Links {
     }
 
     /// The owner uids it is indexed under as a child (kinds in `OWNED_KINDS` only).
-    fn indexed_owners(&self, key: &ObjectKey) -> &[Box<str>] {
+    fn indexed_owners(&self, key: &ObjectKey) -> &[Arc<str>] {
         if OWNED_KINDS.contains(&(key.group(), key.kind())) {
             &self.owners
         } else {
@@ -260,7 +265,7 @@ pub struct Snapshot {
     /// Every object's key, in key order: a kind's objects (in a namespace) are one range.
     ordered: BTreeSet<ObjectKey>,
     /// owner uid -> owned objects of the kinds in `OWNED_KINDS`.
-    children: StrMap<String, BTreeSet<ObjectKey>>,
+    children: StrMap<Arc<str>, BTreeSet<ObjectKey>>,
     /// core/v1 Events about an object with a uid, filed under that uid. Not in `objects`
     /// (nor `ordered`): an Event there costs twice what it does here.
     events: EventStore,
@@ -276,7 +281,7 @@ pub struct Snapshot {
     /// Objects seen and then deleted (and not seen again since).
     deleted: KeySet,
     /// uid -> object, to walk from a changed object to its owners.
-    uids: StrMap<String, ObjectKey>,
+    uids: StrMap<Arc<str>, ObjectKey>,
     /// What changed since the last [`Snapshot::take_touched`].
     touched: Touched,
     /// The run's own health rules (`--rules`), ahead of CRD annotations and the bundled
@@ -397,11 +402,12 @@ impl Snapshot {
                 .get(&key)
                 .is_none_or(|old| old.links.service_view() != links.service_view());
         self.touch(&key, read_by_services);
+        self.share_uids(&mut links);
         self.unindex(&key);
         self.deleted.remove(&key);
         for uid in links.indexed_owners(&key) {
             self.children
-                .entry(uid.to_string())
+                .entry(uid.clone())
                 .or_default()
                 .insert(key.clone());
         }
@@ -413,7 +419,7 @@ impl Snapshot {
             self.templates.entry(label).or_default().insert(key.clone());
         }
         if let Some(uid) = &links.uid {
-            self.uids.insert(uid.to_string(), key.clone());
+            self.uids.insert(uid.clone(), key.clone());
         }
         self.fresh.push_back((self.pass, key.clone()));
         self.fresh_bytes += text.len();
@@ -523,6 +529,24 @@ impl Snapshot {
     /// Whether the object was seen and then deleted, and has not come back since.
     pub fn was_deleted(&self, key: &ObjectKey) -> bool {
         self.deleted.contains(key)
+    }
+
+    /// Points `links`' uids at the copies the indexes already hold: 10,000 pods name 2,500
+    /// ReplicaSets, and every new version of an object brings its uid again.
+    fn share_uids(&self, links: &mut Links) {
+        let known = |uid: &str| {
+            (self.uids.get_key_value(uid).map(|(k, _)| k))
+                .or_else(|| self.children.get_key_value(uid).map(|(k, _)| k))
+                .cloned()
+        };
+        if let Some(shared) = links.uid.as_deref().and_then(known) {
+            links.uid = Some(shared);
+        }
+        for owner in &mut links.owners {
+            if let Some(shared) = known(owner) {
+                *owner = shared;
+            }
+        }
     }
 
     fn unindex(&mut self, key: &ObjectKey) {
@@ -802,7 +826,7 @@ fn is_event(key: &ObjectKey) -> bool {
     (key.group(), key.kind()) == ("", "Event")
 }
 
-fn remove_from(index: &mut StrMap<String, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
+fn remove_from(index: &mut StrMap<Arc<str>, BTreeSet<ObjectKey>>, uid: &str, key: &ObjectKey) {
     if let Some(set) = index.get_mut(uid) {
         set.remove(key);
         if set.is_empty() {
@@ -819,6 +843,50 @@ mod tests {
     use k8s_openapi::api::apps::v1::ReplicaSet;
     use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
+
+    #[test]
+    fn a_uid_is_held_once_by_its_object_its_children_and_the_indexes() {
+        let mut snap = Snapshot::new();
+        let status = fixtures::ready_status();
+        // A pod may come before its ReplicaSet, or after it.
+        snap.upsert(fixtures::rs_pod(
+            "web-5f6a7b-aaaaa",
+            "rs-uid-1",
+            "5f6a7b",
+            &status,
+        ))
+        .unwrap();
+        let mut rs = fixtures::replica_set("5f6a7b", "1", "d-uid", 2, 2, "2025-03-04T10:15:00Z");
+        rs["metadata"]["uid"] = json!("rs-uid-1");
+        snap.upsert(rs.clone()).unwrap();
+        snap.upsert(fixtures::rs_pod(
+            "web-5f6a7b-bbbbb",
+            "rs-uid-1",
+            "5f6a7b",
+            &status,
+        ))
+        .unwrap();
+        // A new version of the ReplicaSet brings its uid again.
+        rs["metadata"]["resourceVersion"] = json!("48191");
+        snap.upsert(rs).unwrap();
+
+        let links = |kind: &str, name: &str| {
+            let av = if kind == "Pod" { "v1" } else { "apps/v1" };
+            let key = ObjectKey::new(av, kind, Some("shop"), name);
+            &snap.objects[&key].links
+        };
+        let held = links("ReplicaSet", "web-5f6a7b").uid.clone().unwrap();
+        let (indexed, _) = snap.uids.get_key_value("rs-uid-1").unwrap();
+        let (parent, _) = snap.children.get_key_value("rs-uid-1").unwrap();
+        for shared in [indexed, parent]
+            .into_iter()
+            .chain(&links("Pod", "web-5f6a7b-aaaaa").owners[..])
+            .chain(&links("Pod", "web-5f6a7b-bbbbb").owners[..])
+        {
+            assert!(Arc::ptr_eq(shared, &held), "{shared} is a copy");
+        }
+        assert_eq!(snap.children::<Pod>("rs-uid-1").len(), 2);
+    }
 
     #[test]
     fn children_follow_owner_uid_and_forget_removed_objects() {
