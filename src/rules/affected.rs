@@ -10,7 +10,7 @@ use crate::rules::kinds::{self, Reads};
 use crate::rules::object_key::{KeyMap, StrMap};
 use crate::rules::snapshot::ObjectKey;
 use crate::rules::target::Target;
-use crate::rules::touched::{Touched, selector_selects};
+use crate::rules::touched::Touched;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
@@ -201,17 +201,14 @@ impl Affected {
             out.extend(self.services.get(slice).into_iter().flatten().copied());
         }
         for (ns, labels) in &touched.templates {
-            let pairs = labels.as_object().into_iter().flatten();
-            let indexed = pairs
-                .filter_map(|(k, v)| Some((k, v.as_str()?)))
-                .filter_map(|(k, v)| {
-                    self.by_first_pair
-                        .get(&(ns.clone(), k.clone(), v.to_owned()))
-                });
+            let indexed = labels.pairs().filter_map(|(k, v)| {
+                self.by_first_pair
+                    .get(&(ns.clone(), k.to_owned(), v.to_owned()))
+            });
             let unindexed = self.unindexed.get(ns);
             for &id in indexed.chain(unindexed).flatten() {
                 let entry = &self.entries[&id];
-                if !entry.seen || selector_selects(entry.selector.as_ref(), labels) {
+                if !entry.seen || labels.selected_by(entry.selector.as_ref()) {
                     out.insert(id);
                 }
             }

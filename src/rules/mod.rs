@@ -24,6 +24,7 @@ pub mod pods;
 pub mod settle;
 pub mod snapshot;
 pub mod target;
+pub(crate) mod template_labels;
 pub mod touched;
 pub mod workloads;
 

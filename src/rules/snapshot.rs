@@ -10,6 +10,7 @@ use crate::rules::health::rule::HealthRules;
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
 use crate::rules::network_storage::endpoints::SERVICE_NAME_LABEL;
 use crate::rules::network_storage::service::WORKLOAD_KINDS;
+use crate::rules::template_labels::TemplateLabels;
 use crate::rules::touched::Touched;
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
@@ -160,8 +161,8 @@ pub(crate) struct Links {
 /// What a Service's rule reads of a selectable workload.
 #[derive(Debug, Clone, PartialEq)]
 struct WorkloadLinks {
-    /// Its pod template labels, `Null` when it has none.
-    template: Value,
+    /// Its pod template labels.
+    template: TemplateLabels,
     /// Template labels, replicas, owners and deletion, as text (see
     /// `service::scaled_to_zero`): when this is unchanged, no Service needs asking again.
     service_view: String,
@@ -219,15 +220,15 @@ impl Links {
                     meta.and_then(|m| m.deletion_timestamp.as_ref()),
                 ];
                 Box::new(WorkloadLinks {
-                    template: head.template_labels().cloned().unwrap_or(Value::Null),
+                    template: TemplateLabels::of(head.template_labels()),
                     service_view: serde_json::to_string(&view).unwrap_or_default(),
                 })
             }),
         }
     }
 
-    /// A selectable workload's pod template labels (`Null` when it has none).
-    pub(crate) fn template(&self) -> Option<&Value> {
+    /// A selectable workload's pod template labels.
+    pub(crate) fn template(&self) -> Option<&TemplateLabels> {
         self.workload.as_ref().map(|w| &w.template)
     }
 
@@ -241,10 +242,8 @@ impl Links {
             return Vec::new();
         };
         labels
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| Some((ns.to_owned(), k.clone(), v.as_str()?.to_owned())))
+            .pairs()
+            .map(|(k, v)| (ns.to_owned(), k.to_owned(), v.to_owned()))
             .collect()
     }
 
@@ -1082,7 +1081,7 @@ mod tests {
             "metadata": {"name": "web", "namespace": "shop", "uid": "d-1"},
             "spec": {"replicas": 2, "template": {"metadata": "none"}}});
         let prepared = Prepared::of(deployment).unwrap();
-        assert_eq!(prepared.links.template(), Some(&Value::Null));
+        assert_eq!(prepared.links.template(), Some(&TemplateLabels::of(None)));
         assert_eq!(prepared.links.uid.as_deref(), Some("d-1"));
 
         for unnamed in [

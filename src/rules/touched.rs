@@ -11,10 +11,10 @@
 
 use crate::pointer::Pointer;
 use crate::rules::kinds::{self, Reads};
-use crate::rules::network_storage::service;
 use crate::rules::object_key::KeySet;
 use crate::rules::snapshot::{Links, ObjectKey};
 use crate::rules::target::Target;
+use crate::rules::template_labels::TemplateLabels;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
@@ -25,7 +25,7 @@ pub struct Touched {
     /// (namespace, Service) named by the EndpointSlices touched.
     pub(crate) slices: BTreeSet<(String, String)>,
     /// (namespace, pod template labels) of the workloads touched, before and after.
-    pub(crate) templates: Vec<(String, Value)>,
+    pub(crate) templates: Vec<(String, TemplateLabels)>,
     /// (namespace, label, value) -> the `templates` that carry that label, so a Service
     /// looks only at the templates its selector could pick.
     labelled: HashMap<(String, String, String), Vec<usize>>,
@@ -132,7 +132,9 @@ impl Touched {
             .into_iter()
             .flatten()
             .find_map(|(k, v)| Some((k, v.as_str()?)));
-        let in_ns = |(n, labels): &(String, Value)| n == ns && service_selects(svc, labels);
+        let in_ns = |(n, labels): &(String, TemplateLabels)| {
+            n == ns && labels.selected_by(svc.at("/spec/selector"))
+        };
         match first {
             // A template it selects carries its first pair.
             Some((k, v)) => self
@@ -144,23 +146,6 @@ impl Touched {
             None => self.templates.iter().any(in_ns),
         }
     }
-}
-
-/// Whether Service `svc`'s selector picks pods with `labels`; a Service without one reads
-/// no workloads.
-fn service_selects(svc: &Value, labels: &Value) -> bool {
-    selector_selects(svc.at("/spec/selector"), labels)
-}
-
-/// Whether a Service's `spec.selector` picks pods with `labels`; an absent or empty one
-/// picks none.
-pub(crate) fn selector_selects(selector: Option<&Value>, labels: &Value) -> bool {
-    selector.and_then(Value::as_object).is_some_and(|sel| {
-        let pairs = sel
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
-        !sel.is_empty() && service::selects(pairs, Some(labels))
-    })
 }
 
 #[cfg(test)]
