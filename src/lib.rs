@@ -22,5 +22,6 @@ pub mod random;
 pub mod registry;
 pub mod render;
 pub mod rules;
+pub(crate) mod shrink;
 pub mod vocab;
 pub mod waves;

@@ -3,6 +3,7 @@
 //! Pending" that one line per change would spell out), and only when it says more than
 //! the state printed before it (a clock that moved, "over 11s" after "over 1s", is not news).
 
+use crate::shrink::shrink_as_emptied;
 use crate::vocab::outcome::ResourceId;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -85,6 +86,8 @@ impl CiStates {
     pub fn decided(&mut self, id: &ResourceId) {
         self.forget(id);
         self.printed.remove(id);
+        shrink_as_emptied(&mut self.held);
+        shrink_as_emptied(&mut self.printed);
     }
 
     /// Drops what is held for `id`, if anything.
@@ -161,6 +164,35 @@ mod tests {
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
+    }
+
+    #[test]
+    fn decided_resources_give_back_their_room() {
+        let mut ci = CiStates::default();
+        let ids: Vec<ResourceId> = (0..1_000)
+            .map(|i| fixtures::id("apps/v1", "Deployment", Some("shop"), &format!("web-{i}")))
+            .collect();
+        for id in &ids {
+            ci.seen(id, "0/4 replicas available", secs(0.0));
+        }
+        assert_eq!(ci.due(secs(1.0)).len(), 1_000);
+        for id in &ids[..995] {
+            ci.seen(id, "2/4 replicas available", secs(1.5));
+            ci.decided(id);
+        }
+        assert_eq!((ci.held.len(), ci.printed.len()), (0, 5));
+        assert!(
+            ci.printed.capacity() < 64,
+            "{} slots",
+            ci.printed.capacity()
+        );
+        assert!(ci.held.capacity() < 64, "{} slots", ci.held.capacity());
+        // The five left still print a new state, and only that.
+        ci.seen(&ids[999], "3/4 replicas available", secs(2.0));
+        assert_eq!(
+            ci.due(secs(3.0)),
+            [(ids[999].clone(), "3/4 replicas available".to_owned())]
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::rules::object_key::{KeyMap, StrMap};
 use crate::rules::snapshot::ObjectKey;
 use crate::rules::target::Target;
 use crate::rules::touched::Touched;
+use crate::shrink::shrink_as_emptied;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
@@ -123,13 +124,10 @@ impl Affected {
         }
         self.cluster.remove(&id);
         drop_from(&mut self.namespaces, &ns, id);
-        // Thousands of resources are decided over a run: the tables give back their room
-        // as they empty instead of keeping their largest size (a megabyte at 5,000) to
-        // the end, where the snapshot is largest.
-        shrink(&mut self.entries);
-        shrink(&mut self.by_key);
-        shrink(&mut self.services);
-        shrink(&mut self.by_first_pair);
+        shrink_as_emptied(&mut self.entries);
+        shrink_as_emptied(&mut self.by_key);
+        shrink_as_emptied(&mut self.services);
+        shrink_as_emptied(&mut self.by_first_pair);
     }
 
     fn unindex_service(&mut self, id: usize, entry: &Entry) {
@@ -221,14 +219,6 @@ impl Affected {
             }
         }
         out
-    }
-}
-
-/// Shrinks `map` to its size once it fills less than a quarter of its room: a table that
-/// empties one by one is reallocated a handful of times, each at a quarter of the last.
-fn shrink<K: std::hash::Hash + Eq, V, S: std::hash::BuildHasher>(map: &mut HashMap<K, V, S>) {
-    if map.len() * 4 < map.capacity() {
-        map.shrink_to_fit();
     }
 }
 
