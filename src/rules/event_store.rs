@@ -130,7 +130,9 @@ pub(crate) fn restore_value(
 /// The Events about each uid, oldest arrival first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EventStore {
-    about: StrMap<Box<str>, Vec<KeptEvent>>,
+    /// By the uid of the object they are about, held once with the snapshot's other uid
+    /// indexes (`Snapshot::insert` passes the copy they hold).
+    about: StrMap<Arc<str>, Vec<KeptEvent>>,
     len: usize,
 }
 
@@ -139,11 +141,8 @@ impl EventStore {
     /// merged Event, its count raised); drops that object's oldest beyond
     /// [`EVENTS_PER_OBJECT`]. An Event's involvedObject does not change in practice (no
     /// event recorder moves one), so only `uid`'s list is searched for an earlier version.
-    pub(crate) fn upsert(&mut self, uid: &str, event: KeptEvent) {
-        let list = match self.about.get_mut(uid) {
-            Some(list) => list,
-            None => self.about.entry(uid.into()).or_default(),
-        };
+    pub(crate) fn upsert(&mut self, uid: Arc<str>, event: KeptEvent) {
+        let list = self.about.entry(uid).or_default();
         if let Some(at) = list
             .iter()
             .position(|e| e.is(event.namespace.as_deref(), &event.name))
@@ -225,6 +224,11 @@ impl EventStore {
             .collect();
         events.sort_by(|a, b| a.0.cmp(&b.0));
         events.into_iter().map(|(_, e)| e).collect()
+    }
+
+    /// The copy of `uid` Events are filed under, if any are.
+    pub(crate) fn uid(&self, uid: &str) -> Option<&Arc<str>> {
+        self.about.get_key_value(uid).map(|(k, _)| k)
     }
 
     pub(crate) fn len(&self) -> usize {

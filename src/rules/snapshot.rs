@@ -386,7 +386,8 @@ impl Snapshot {
             self.deleted.remove(&key);
             let event = KeptEvent::new(&key, links.about.take(), self.strings.pack(&text));
             self.touch_event(&key, event.about().cloned());
-            self.events.upsert(&uid, event);
+            let uid = self.known_uid(&uid).unwrap_or_else(|| Arc::from(uid));
+            self.events.upsert(uid, event);
             return key;
         }
         if is_event(&key) && !self.events.is_empty() {
@@ -533,19 +534,23 @@ impl Snapshot {
     /// Points `links`' uids at the copies the indexes already hold: 10,000 pods name 2,500
     /// ReplicaSets, and every new version of an object brings its uid again.
     fn share_uids(&self, links: &mut Links) {
-        let known = |uid: &str| {
-            (self.uids.get_key_value(uid).map(|(k, _)| k))
-                .or_else(|| self.children.get_key_value(uid).map(|(k, _)| k))
-                .cloned()
-        };
-        if let Some(shared) = links.uid.as_deref().and_then(known) {
+        if let Some(shared) = links.uid.as_deref().and_then(|u| self.known_uid(u)) {
             links.uid = Some(shared);
         }
         for owner in &mut links.owners {
-            if let Some(shared) = known(owner) {
+            if let Some(shared) = self.known_uid(owner) {
                 *owner = shared;
             }
         }
+    }
+
+    /// The copy of `uid` an index holds: as an object's, as an owner's, or as the object
+    /// Events are about (a pod's first Events may come before the pod).
+    fn known_uid(&self, uid: &str) -> Option<Arc<str>> {
+        (self.uids.get_key_value(uid).map(|(k, _)| k))
+            .or_else(|| self.children.get_key_value(uid).map(|(k, _)| k))
+            .or_else(|| self.events.uid(uid))
+            .cloned()
     }
 
     fn unindex(&mut self, key: &ObjectKey) {
@@ -885,6 +890,35 @@ mod tests {
             assert!(Arc::ptr_eq(shared, &held), "{shared} is a copy");
         }
         assert_eq!(snap.children::<Pod>("rs-uid-1").len(), 2);
+    }
+
+    #[test]
+    fn a_pod_and_its_events_share_its_uid() {
+        // A pod's first Event may come before the pod: the pod then shares the copy its
+        // Events are filed under, and its next Event the pod's.
+        let mut snap = Snapshot::new();
+        let pod_uid = fixtures::uid("web-5f6a7b-ccccc");
+        let pulling = |n| fixtures::event("web-5f6a7b-ccccc", &pod_uid, "Normal", "Pulling", "", n);
+        snap.upsert(pulling(1)).unwrap();
+        let status = fixtures::ready_status();
+        snap.upsert(fixtures::rs_pod(
+            "web-5f6a7b-ccccc",
+            "rs-uid-1",
+            "5f6a7b",
+            &status,
+        ))
+        .unwrap();
+        snap.upsert(pulling(2)).unwrap();
+        let key = ObjectKey::new("v1", "Pod", Some("shop"), "web-5f6a7b-ccccc");
+        let pod = snap.objects[&key].links.uid.clone().unwrap();
+        let filed = snap.events.uid(&pod_uid).unwrap();
+        assert!(Arc::ptr_eq(filed, &pod));
+        assert_eq!(
+            snap.events.len(),
+            1,
+            "the second version replaced the first"
+        );
+        assert_eq!(snap.events_for(&pod_uid).len(), 1);
     }
 
     #[test]
