@@ -4,6 +4,7 @@
 
 use crate::rules::object_key::ObjectKey;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// The few fields of an object its key and the snapshot's index links are made of, read leniently: a field
 /// of an unexpected type (a custom resource's `spec: "x"`) reads as absent, never as an
@@ -59,7 +60,8 @@ pub(crate) struct HeadTemplateMeta {
 /// not a string and a `controller` that is not `true` read as absent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Owners {
-    pub(crate) uids: Vec<Box<str>>,
+    /// Made as the snapshot's links hold them, so a pod's owner uid is not copied again.
+    pub(crate) uids: Vec<Arc<str>>,
     pub(crate) controlled: bool,
 }
 
@@ -76,7 +78,7 @@ impl<'de> serde::Deserialize<'de> for Owners {
         let mut owners = Owners::default();
         for reference in references {
             if let Some(Value::String(uid)) = reference.uid {
-                owners.uids.push(uid.into_boxed_str());
+                owners.uids.push(Arc::from(uid));
             }
             owners.controlled |= reference.controller == Some(Value::Bool(true));
         }
@@ -228,7 +230,7 @@ mod tests {
                 "uid": "rs-uid-2", "controller": true, "blockOwnerDeletion": true},
             {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "cm-1"},
         ]));
-        let uids = vec![Box::from("rs-uid-2"), Box::from("cm-1")];
+        let uids = vec![Arc::from("rs-uid-2"), Arc::from("cm-1")];
         assert_eq!(
             read,
             Some(Owners {
@@ -250,7 +252,7 @@ mod tests {
         // `controller: true` controls.
         let mixed = owners(&json!([7, null, ["x"], {"uid": 3, "controller": "true"},
             {"uid": "rs-1"}]));
-        let uids = vec![Box::from("rs-1")];
+        let uids = vec![Arc::from("rs-1")];
         assert_eq!(
             mixed,
             Some(Owners {

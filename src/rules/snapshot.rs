@@ -194,7 +194,7 @@ impl Links {
                 .and_then(Value::as_str)
                 .filter(|_| !event)
                 .map(Arc::from),
-            owners: uids.into_iter().flatten().map(Arc::from).collect(),
+            owners: uids.unwrap_or_default().into(),
             about: match (about("apiVersion"), about("kind"), about("name")) {
                 (Some(av), Some(kind), Some(name)) => {
                     Some(ObjectKey::new(av, kind, about("namespace"), name))
