@@ -848,28 +848,20 @@ mod tests {
     use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
 
+    /// A running pod of ReplicaSet `rs-uid-1`.
+    fn web_pod(name: &str) -> Value {
+        fixtures::rs_pod(name, "rs-uid-1", "5f6a7b", &fixtures::ready_status())
+    }
+
     #[test]
     fn a_uid_is_held_once_by_its_object_its_children_and_the_indexes() {
         let mut snap = Snapshot::new();
-        let status = fixtures::ready_status();
         // A pod may come before its ReplicaSet, or after it.
-        snap.upsert(fixtures::rs_pod(
-            "web-5f6a7b-aaaaa",
-            "rs-uid-1",
-            "5f6a7b",
-            &status,
-        ))
-        .unwrap();
+        snap.upsert(web_pod("web-5f6a7b-aaaaa")).unwrap();
         let mut rs = fixtures::replica_set("5f6a7b", "1", "d-uid", 2, 2, "2025-03-04T10:15:00Z");
         rs["metadata"]["uid"] = json!("rs-uid-1");
         snap.upsert(rs.clone()).unwrap();
-        snap.upsert(fixtures::rs_pod(
-            "web-5f6a7b-bbbbb",
-            "rs-uid-1",
-            "5f6a7b",
-            &status,
-        ))
-        .unwrap();
+        snap.upsert(web_pod("web-5f6a7b-bbbbb")).unwrap();
         // A new version of the ReplicaSet brings its uid again.
         rs["metadata"]["resourceVersion"] = json!("48191");
         snap.upsert(rs).unwrap();
@@ -900,14 +892,7 @@ mod tests {
         let pod_uid = fixtures::uid("web-5f6a7b-ccccc");
         let pulling = |n| fixtures::event("web-5f6a7b-ccccc", &pod_uid, "Normal", "Pulling", "", n);
         snap.upsert(pulling(1)).unwrap();
-        let status = fixtures::ready_status();
-        snap.upsert(fixtures::rs_pod(
-            "web-5f6a7b-ccccc",
-            "rs-uid-1",
-            "5f6a7b",
-            &status,
-        ))
-        .unwrap();
+        snap.upsert(web_pod("web-5f6a7b-ccccc")).unwrap();
         snap.upsert(pulling(2)).unwrap();
         let key = ObjectKey::new("v1", "Pod", Some("shop"), "web-5f6a7b-ccccc");
         let pod = snap.objects[&key].links.uid.clone().unwrap();
