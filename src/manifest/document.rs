@@ -123,17 +123,24 @@ impl Manifest {
         Manifest::new("", 0, object, PointerLines::default())
     }
 
-    /// Lets go of what nothing reads once the object is applied: all of it but its
-    /// apiVersion, kind and metadata (where the annotations a Helm hook's delete policy
-    /// is read from are), and the lines of its fields. What the judging and the report
-    /// read (identity, file, line, the images and their lines) stays. At 2,000 objects
-    /// the parsed manifests were a sixth of the memory held while judging.
+    /// Lets go of what nothing reads once the object is applied: all of the object but
+    /// its annotations (a Helm hook's delete policy is read from them after its verdict,
+    /// `waves::delete_policy`), and the lines of its fields. What the judging and the
+    /// report read (identity, file, line, the images and their lines) is in the other
+    /// fields and stays. At 2,000 objects the parsed manifests were a sixth of the memory
+    /// held while judging; at 5,000, the apiVersion, kind, name and namespace left in the
+    /// object held 3 MB more, read by nothing once applied.
     pub(crate) fn release_applied(&mut self) {
-        if let Value::Object(fields) = &mut self.object {
-            let kept =
-                |(k, _): &(String, Value)| matches!(k.as_str(), "apiVersion" | "kind" | "metadata");
-            *fields = std::mem::take(fields).into_iter().filter(kept).collect();
+        let annotations = (self.object.get_mut("metadata"))
+            .and_then(|meta| meta.get_mut("annotations"))
+            .map(Value::take)
+            .filter(|a| !a.is_null());
+        let mut kept = serde_json::Map::new();
+        if let Some(annotations) = annotations {
+            let meta = serde_json::Map::from_iter([("annotations".to_owned(), annotations)]);
+            kept.insert("metadata".to_owned(), Value::Object(meta));
         }
+        self.object = Value::Object(kept);
         self.pointer_lines = PointerLines::default();
     }
 

@@ -61,11 +61,14 @@ pub fn load_str(name: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
 
 /// Problems ordered by where their input came (in the order given), then by line.
 fn finish(
-    manifests: Vec<Manifest>,
+    mut manifests: Vec<Manifest>,
     mut problems: Vec<Problem>,
     places: &[String],
 ) -> Result<Vec<Manifest>, LoadError> {
     if problems.is_empty() {
+        // The list is held to the end of the run; what it grew by doubling (up to a
+        // Manifest of 288 bytes per object: 0.9 MB at 5,000) is given back.
+        manifests.shrink_to_fit();
         return Ok(manifests);
     }
     let place = |file: &str| places.iter().position(|p| p == file);

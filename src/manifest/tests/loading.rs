@@ -462,8 +462,7 @@ spec:
     m.release_applied();
     assert_eq!(
         m.object,
-        serde_json::json!({"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": before.object["metadata"].clone()})
+        serde_json::json!({"metadata": {"annotations": before.object["metadata"]["annotations"].clone()}})
     );
     assert_eq!(
         (m.id(), m.line, &m.file),
@@ -479,4 +478,40 @@ spec:
     let policy = crate::waves::delete_policy(&m, phase);
     assert_eq!(policy, crate::waves::delete_policy(&before, phase));
     assert!(policy.is_some_and(|p| p.on_success), "{policy:?}");
+}
+
+#[test]
+fn loaded_list_holds_no_spare_room() {
+    // Five objects grow the list to room for eight; the run holds it to the end.
+    let mut text = String::new();
+    for i in 0..5 {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"
+        ));
+    }
+    let manifests = load_str("five.yaml", &text).unwrap();
+    assert_eq!(manifests.len(), 5);
+    assert_eq!(manifests.capacity(), 5);
+}
+
+#[test]
+fn an_applied_manifest_without_annotations_keeps_none_of_its_object() {
+    let text = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, labels: {app: web}}
+spec:
+  template:
+    spec:
+      containers: [{name: web, image: ghcr.io/acme/web:1}]
+";
+    let mut m = load_str("web.yaml", text).unwrap().remove(0);
+    let before = m.clone();
+    m.release_applied();
+    assert_eq!(m.object, serde_json::json!({}));
+    assert_eq!(
+        (m.id(), m.line, &m.images),
+        (before.id(), before.line, &before.images)
+    );
+    assert_eq!(m.display_name(), "Deployment/web");
 }
