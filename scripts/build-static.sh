@@ -5,6 +5,8 @@
 #
 # Usage: scripts/build-static.sh            (target x86_64-unknown-linux-gnu, glibc crt-static)
 #        TARGET=x86_64-unknown-linux-musl scripts/build-static.sh   (where that target is installed)
+#        PGO=1 TARGET=... scripts/build-static.sh   optimized with a profile of training deploys
+#                                                  (scripts/pgo-profile.sh), as x86_64 Linux ships
 # The release workflow builds musl targets instead; glibc crt-static is what this machine can
 # build with the toolchain it has, and it exercises the same question: does anything in the
 # dependency tree insist on a shared library?
@@ -22,6 +24,13 @@ export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"
 # comment there). .cargo/config.toml sets the same define, but only when CFLAGS is unset;
 # here it is added to whatever CFLAGS the caller has.
 export CFLAGS="${CFLAGS:-} -DMI_DEFAULT_ARENA_EAGER_COMMIT=0"
+
+if [ "${PGO:-0}" = 1 ]; then
+  profile="$CARGO_TARGET_DIR/pgo/$target.profdata"
+  mkdir -p "$(dirname "$profile")"
+  TARGET="$target" scripts/pgo-profile.sh "$profile"
+  export RUSTFLAGS="$RUSTFLAGS -Cprofile-use=$profile"
+fi
 
 # The profile the release workflow ships (Cargo.toml: thin LTO, one codegen unit).
 cargo build --profile dist --locked --target "$target" -p deploy-action --bin deploy-action

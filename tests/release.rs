@@ -189,3 +189,43 @@ fn what_a_release_ships_is_built_and_checked_with_the_dist_profile() {
         "{checked}"
     );
 }
+
+#[test]
+fn the_x86_64_linux_binary_is_optimized_by_a_profile_of_training_deploys() {
+    let wf = workflow("release.yml");
+    let build = steps(&wf, "build");
+    let raw = &wf["jobs"]["build"]["steps"];
+    let profile = step(&build, "scripts/pgo-profile.sh");
+    let linux = step(&build, "cargo zigbuild");
+    // The profile is made first, for x86_64 Linux alone (the instrumented binary runs on
+    // the runner), and that build reads it.
+    assert!(profile < linux, "{build:?}");
+    assert_eq!(
+        raw[profile]["if"].as_str(),
+        Some("matrix.target == 'x86_64-unknown-linux-musl'")
+    );
+    let written = "scripts/pgo-profile.sh \"$RUNNER_TEMP/deploy-action.profdata\"";
+    assert!(build[profile].contains(written), "{}", build[profile]);
+    assert!(
+        build[linux].contains("-Cprofile-use=$RUNNER_TEMP/deploy-action.profdata"),
+        "{}",
+        build[linux]
+    );
+    // llvm-profdata comes with the toolchain, of rustc's own LLVM version.
+    let toolchain = &raw[step(&build, "dtolnay/rust-toolchain")];
+    assert_eq!(toolchain["with"]["components"].as_str(), Some("llvm-tools"));
+    // The instrumented build is of the profile shipped: the profile's functions are those
+    // of the release build.
+    let script = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/pgo-profile.sh"),
+    )
+    .unwrap();
+    for needle in [
+        "-Cprofile-generate=",
+        "--profile dist",
+        "bin/llvm-profdata",
+        "\"$profdata\" merge",
+    ] {
+        assert!(script.contains(needle), "pgo-profile.sh lacks {needle}");
+    }
+}
