@@ -9,7 +9,9 @@
 # Usage: scripts/pgo-profile.sh OUT.profdata
 #   env TARGET  the target the profile is for (default: this machine's); the instrumented
 #               binary runs here, so it must be a target this machine can run.
-#       BUILD   the build command (default `cargo build`; the release workflow's `cargo zigbuild`).
+#       BUILD   the build command of the instrumented binary (default `cargo build`; not
+#               `cargo zigbuild`, whose linker driver takes rustc's `-u __llvm_profile_runtime`
+#               for a file: the release workflow builds it with musl-gcc).
 # Needs rustup's llvm-tools component (llvm-profdata of rustc's own LLVM version).
 set -euo pipefail
 cd "$(dirname "$0")/.."
