@@ -10,6 +10,7 @@ use crate::rules::kinds::{self, Reads};
 use crate::rules::object_key::{KeyMap, StrMap};
 use crate::rules::snapshot::ObjectKey;
 use crate::rules::target::Target;
+use crate::rules::template_labels::selector_pairs;
 use crate::rules::touched::Touched;
 use crate::shrink::shrink_as_emptied;
 use serde_json::Value;
@@ -54,10 +55,9 @@ fn reads(target: &Target) -> Reads {
 
 /// The first pair of a selector with a string value, as [`Touched`] looks it up.
 fn first_pair(selector: Option<&Value>) -> Option<(String, String)> {
-    selector
-        .and_then(Value::as_object)?
-        .iter()
-        .find_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+    selector_pairs(selector)
+        .next()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
 }
 
 impl Affected {

@@ -41,11 +41,15 @@ impl TemplateLabels {
         };
         self.0.is_some()
             && !sel.is_empty()
-            && sel
-                .iter()
-                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
-                .all(|(k, v)| self.get(k) == Some(v))
+            && selector_pairs(selector).all(|(k, v)| self.get(k) == Some(v))
     }
+}
+
+/// The pairs of a Service's `spec.selector` whose value is a string, in its order: the
+/// only ones a label can match (the API server never holds another).
+pub(crate) fn selector_pairs(selector: Option<&Value>) -> impl Iterator<Item = (&str, &str)> {
+    (selector.and_then(Value::as_object).into_iter().flatten())
+        .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
 }
 
 #[cfg(test)]

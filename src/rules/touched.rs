@@ -14,7 +14,7 @@ use crate::rules::kinds::{self, Reads};
 use crate::rules::object_key::KeySet;
 use crate::rules::snapshot::{Links, ObjectKey};
 use crate::rules::target::Target;
-use crate::rules::template_labels::TemplateLabels;
+use crate::rules::template_labels::{TemplateLabels, selector_pairs};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
@@ -127,19 +127,14 @@ impl Touched {
         let Some(svc) = live else {
             return self.template_namespaces.contains(ns);
         };
-        let selector = svc.at("/spec/selector").and_then(Value::as_object);
-        let first = selector
-            .into_iter()
-            .flatten()
-            .find_map(|(k, v)| Some((k, v.as_str()?)));
-        let in_ns = |(n, labels): &(String, TemplateLabels)| {
-            n == ns && labels.selected_by(svc.at("/spec/selector"))
-        };
-        match first {
+        let selector = svc.at("/spec/selector");
+        let in_ns =
+            |(n, labels): &(String, TemplateLabels)| n == ns && labels.selected_by(selector);
+        match selector_pairs(selector).next() {
             // A template it selects carries its first pair.
             Some((k, v)) => self
                 .labelled
-                .get(&(ns.to_owned(), k.clone(), v.to_owned()))
+                .get(&(ns.to_owned(), k.to_owned(), v.to_owned()))
                 .into_iter()
                 .flatten()
                 .any(|&i| in_ns(&self.templates[i])),
