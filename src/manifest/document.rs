@@ -135,12 +135,10 @@ impl Manifest {
             .and_then(|meta| meta.get_mut("annotations"))
             .map(Value::take)
             .filter(|a| !a.is_null());
-        let mut kept = serde_json::Map::new();
-        if let Some(annotations) = annotations {
-            let meta = serde_json::Map::from_iter([("annotations".to_owned(), annotations)]);
-            kept.insert("metadata".to_owned(), Value::Object(meta));
-        }
-        self.object = Value::Object(kept);
+        self.object = match annotations {
+            Some(annotations) => serde_json::json!({"metadata": {"annotations": annotations}}),
+            None => Value::Object(serde_json::Map::new()),
+        };
         self.pointer_lines = PointerLines::default();
     }
 
