@@ -451,6 +451,75 @@ async fn credentials_never_go_to_a_plain_http_realm_elsewhere() {
 }
 
 #[tokio::test]
+async fn lookup_all_stops_asking_a_host_once_it_gave_no_answer() {
+    // Ten images on a registry in an outage, two asked at a time, and one on a healthy
+    // registry: the outage is asked about the first two only; the healthy one still is.
+    let down = MockServer::start().await;
+    Mock::given(method("HEAD"))
+        .respond_with(ResponseTemplate::new(503))
+        .mount(&down)
+        .await;
+    let up = MockServer::start().await;
+    Mock::given(path("/v2/shop/web/manifests/1.0"))
+        .respond_with(found())
+        .expect(1)
+        .mount(&up)
+        .await;
+    let registry = Registry::new(&RegistryOptions {
+        concurrency: 2,
+        ..options()
+    })
+    .unwrap();
+    let (down_host, up_host) = (host(&down), host(&up));
+    let mut images: Vec<String> = (0..10)
+        .map(|i| format!("{down_host}/shop/app-{i}:1.0"))
+        .collect();
+    images.push(format!("{up_host}/shop/web:1.0"));
+    let answers = registry.lookup_all(&images, None).await;
+
+    assert_eq!(answers.len(), 11);
+    assert_eq!(
+        answers[&format!("{up_host}/shop/web:1.0")],
+        Lookup::Exists {
+            digest: Some(DIGEST.into())
+        }
+    );
+    let asked: Vec<&String> = images[..10]
+        .iter()
+        .filter(|i| {
+            matches!(&answers[*i], Lookup::Unreachable { detail } if detail.starts_with("HEAD "))
+        })
+        .collect();
+    assert_eq!(asked.len(), 2, "{answers:#?}");
+    // Three tries for each of the two asked, none for the rest.
+    assert_eq!(down.received_requests().await.unwrap().len(), 6);
+    for image in &images[..10] {
+        if asked.contains(&image) {
+            continue;
+        }
+        let Lookup::Unreachable { detail } = &answers[image] else {
+            panic!("{image}: {:?}", answers[image])
+        };
+        let borrowed = format!(
+            "not asked: {down_host} gave no answer for {}: HEAD ",
+            asked[0]
+        );
+        let also = format!(
+            "not asked: {down_host} gave no answer for {}: HEAD ",
+            asked[1]
+        );
+        assert!(
+            detail.starts_with(&borrowed) || detail.starts_with(&also),
+            "{detail}"
+        );
+        assert!(
+            detail.ends_with("after 3 tries, HTTP 503 Service Unavailable"),
+            "{detail}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn lookup_all_answers_each_distinct_image() {
     let server = MockServer::start().await;
     let manifest_unknown = r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{"Tag":"2.0"}}]}"#;
