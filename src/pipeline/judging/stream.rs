@@ -214,7 +214,14 @@ pub async fn judge_stream(
                 }
                 None => watchers_alive = false,
             },
-            Some((image, view)) = view_rx.recv() => snapshot.set_registry_view(&image, view),
+            // Every registry answer waiting is taken at once: each asks every open
+            // resource again, so answers arriving together are judged in one pass.
+            Some((image, view)) = view_rx.recv() => {
+                snapshot.set_registry_view(&image, view);
+                while let Ok((image, view)) = view_rx.try_recv() {
+                    snapshot.set_registry_view(&image, view);
+                }
+            }
             () = tokio::time::sleep_until(next_status) => {
                 next_status += STATUS_EVERY;
                 let pending = open
