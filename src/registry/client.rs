@@ -119,20 +119,17 @@ impl Registry {
     /// credential helper asked first if it names one; none means anonymous). A helper that
     /// fails makes the image `Unreachable`: it could not be asked as configured.
     pub async fn lookup(&self, image: &str, creds: Option<&Credentials>) -> Lookup {
-        let image = match ImageRef::parse(image) {
-            Ok(image) => image,
-            Err(e) => {
-                let cause = std::error::Error::source(&e)
-                    .map(|s| format!(": {s}"))
-                    .unwrap_or_default();
-                return Lookup::Invalid {
-                    detail: format!("{e}{cause}"),
-                };
-            }
-        };
+        match parsed(image) {
+            Ok(image) => self.lookup_ref(&image, creds).await,
+            Err(invalid) => invalid,
+        }
+    }
+
+    /// [`Registry::lookup`] of a reference already parsed.
+    async fn lookup_ref(&self, image: &ImageRef, creds: Option<&Credentials>) -> Lookup {
         // Before the lookup's own budget starts: a helper has its own, and answers once a run.
         let auth = match creds {
-            Some(c) => match c.resolve(&image).await {
+            Some(c) => match c.resolve(image).await {
                 Ok(auth) => auth,
                 Err(e) => {
                     return Lookup::Unreachable {
@@ -144,7 +141,7 @@ impl Registry {
         };
         let auth = auth.as_ref();
         let deadline = Instant::now() + self.timeout;
-        match tokio::time::timeout_at(deadline, self.ask(&image, auth, deadline)).await {
+        match tokio::time::timeout_at(deadline, self.ask(image, auth, deadline)).await {
             Ok(Ok(answer) | Err(answer)) => answer,
             Err(_) => Lookup::Unreachable {
                 detail: format!(
@@ -158,39 +155,55 @@ impl Registry {
 
     /// Looks up each distinct image, at most `concurrency` at a time. Once a registry host
     /// has given no usable answer for one image, its images not yet asked are not asked:
-    /// they get that answer, marked as not asked. 400 images on a host the runner cannot
-    /// resolve took 80 s of a run's preflight, 8 at a time, each waiting out the resolver.
+    /// they get that answer, marked as not asked. 400 images on a host the runner could not
+    /// resolve held a run's preflight for 80 s, 8 lookups at a time.
     pub async fn lookup_all(
         &self,
         images: &[String],
         creds: Option<&Credentials>,
     ) -> BTreeMap<String, Lookup> {
         let distinct: BTreeSet<&str> = images.iter().map(String::as_str).collect();
-        // host -> (the image it did not answer for, why)
-        let down: Mutex<HashMap<String, (String, String)>> = Mutex::default();
-        let down = &down;
+        let down = Mutex::default();
         futures::stream::iter(distinct)
-            .map(|image| async move {
-                let host = ImageRef::parse(image).ok().map(|r| r.api_host().to_owned());
-                let known = host.as_ref().and_then(|h| {
-                    let down = down.lock().unwrap_or_else(PoisonError::into_inner);
-                    down.get(h).cloned().map(|first| (h.clone(), first))
-                });
-                if let Some((host, (first, why))) = known {
-                    let detail = format!("not asked: {host} gave no answer for {first}: {why}");
-                    return (image.to_string(), Lookup::Unreachable { detail });
+            .map(|image| {
+                let down = &down;
+                async move {
+                    let answer = match parsed(image) {
+                        Ok(parsed) => self.unless_down(image, &parsed, creds, down).await,
+                        Err(invalid) => invalid,
+                    };
+                    (image.to_string(), answer)
                 }
-                let answer = self.lookup(image, creds).await;
-                if let (Some(host), Lookup::Unreachable { detail }) = (host, &answer) {
-                    let mut down = down.lock().unwrap_or_else(PoisonError::into_inner);
-                    down.entry(host)
-                        .or_insert_with(|| (image.to_string(), detail.clone()));
-                }
-                (image.to_string(), answer)
             })
             .buffer_unordered(self.concurrency)
             .collect()
             .await
+    }
+
+    /// `image` (`parsed`) looked up, unless its host gave no usable answer for another image
+    /// of the batch; `down` holds, by host, the first image it did not answer for, and why.
+    async fn unless_down(
+        &self,
+        image: &str,
+        parsed: &ImageRef,
+        creds: Option<&Credentials>,
+        down: &Mutex<HashMap<String, (String, String)>>,
+    ) -> Lookup {
+        let host = parsed.api_host();
+        let known = (down.lock().unwrap_or_else(PoisonError::into_inner))
+            .get(host)
+            .cloned();
+        if let Some((first, why)) = known {
+            let detail = format!("not asked: {host} gave no answer for {first}: {why}");
+            return Lookup::Unreachable { detail };
+        }
+        let answer = self.lookup_ref(parsed, creds).await;
+        if let Lookup::Unreachable { detail } = &answer {
+            (down.lock().unwrap_or_else(PoisonError::into_inner))
+                .entry(host.to_owned())
+                .or_insert_with(|| (image.to_owned(), detail.clone()));
+        }
+        answer
     }
 
     /// `Err` carries a final answer reached early (a refused token, an unreachable host).
@@ -397,6 +410,19 @@ impl Registry {
             .any(|c| c == NAME_UNKNOWN);
         unknown.then(|| response::error_detail(status, &body))
     }
+}
+
+/// `image` parsed, or the `Invalid` answer a reference that does not parse gets (the
+/// kubelet's `InvalidImageName`): no registry is asked.
+fn parsed(image: &str) -> Result<ImageRef, Lookup> {
+    ImageRef::parse(image).map_err(|e| {
+        let cause = std::error::Error::source(&e)
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default();
+        Lookup::Invalid {
+            detail: format!("{e}{cause}"),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -216,9 +216,9 @@ pub async fn judge_stream(
             },
             // Every registry answer waiting is taken at once: each asks every open
             // resource again, so answers arriving together are judged in one pass.
-            Some((image, view)) = view_rx.recv() => {
-                snapshot.set_registry_view(&image, view);
-                while let Ok((image, view)) = view_rx.try_recv() {
+            Some(first) = view_rx.recv() => {
+                let waiting = std::iter::from_fn(|| view_rx.try_recv().ok());
+                for (image, view) in std::iter::once(first).chain(waiting) {
                     snapshot.set_registry_view(&image, view);
                 }
             }
