@@ -163,19 +163,24 @@ impl EventStore {
     }
 
     /// Forgets the Event `namespace`/`name` wherever it is filed (in every list, should
-    /// it have moved from one object to another); what it was last about.
-    pub(crate) fn remove(&mut self, namespace: Option<&str>, name: &str) -> Option<KeptEvent> {
+    /// it have moved from one object to another); what it was last about, and the uids
+    /// whose Events changed.
+    pub(crate) fn remove(
+        &mut self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<(KeptEvent, Vec<Arc<str>>)> {
         let mut found = None;
-        let mut removed = 0;
-        self.about.retain(|_, list| {
+        let mut from = Vec::new();
+        self.about.retain(|uid, list| {
             if let Some(at) = list.iter().position(|e| e.is(namespace, name)) {
                 found = Some(list.remove(at));
-                removed += 1;
+                from.push(uid.clone());
             }
             !list.is_empty()
         });
-        self.len -= removed;
-        found
+        self.len -= from.len();
+        found.map(|event| (event, from))
     }
 
     /// The Event `namespace`/`name` as a `Value`, wherever it is filed.

@@ -10,14 +10,15 @@ use crate::rules::health::rule::HealthRules;
 use crate::rules::images::registry_view::{RegistryView, RegistryViews};
 use crate::rules::network_storage::endpoints::SERVICE_NAME_LABEL;
 use crate::rules::network_storage::service::WORKLOAD_KINDS;
+use crate::rules::pods::pod_set::PodReading;
 use crate::rules::template_labels::TemplateLabels;
 use crate::rules::touched::Touched;
-use k8s_openapi::api::core::v1::Event;
+use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::{Resource, serde::de::DeserializeOwned};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use super::event_store::EVENTS_PER_OBJECT;
 use super::head::Head;
@@ -62,6 +63,9 @@ struct Stored {
     /// table as it grows; inline links (then 200 bytes) made that table the largest
     /// allocation of a run at 2,000 pods.
     links: Box<Links>,
+    /// A pod's [`PodReading`], made when a rule first asks and forgotten when the pod, its
+    /// Events or the registry views change (a new version is a new `Stored`).
+    reading: OnceLock<PodReading>,
 }
 
 /// An object's text: as the watcher made it while the object is still changing, packed
@@ -387,13 +391,18 @@ impl Snapshot {
             let event = KeptEvent::new(&key, links.about.take(), self.strings.pack(&text));
             self.touch_event(&key, event.about().cloned());
             let uid = self.known_uid(&uid).unwrap_or_else(|| Arc::from(uid));
+            self.forget_reading(&uid);
             self.events.upsert(uid, event);
             return key;
         }
         if is_event(&key) && !self.events.is_empty() {
             // Filed before, it no longer names a uid (which no event recorder does): kept
             // under its key from now on. A search of every list, paid only by such Events.
-            self.events.remove(key.namespace(), key.name());
+            if let Some((_, from)) = self.events.remove(key.namespace(), key.name()) {
+                for uid in &from {
+                    self.forget_reading(uid);
+                }
+            }
         }
         // A workload's status changes often; a Service reads none of it.
         let read_by_services = links.service_view().is_none()
@@ -424,7 +433,12 @@ impl Snapshot {
         self.fresh.push_back((self.pass, key.clone()));
         self.fresh_bytes += text.len();
         let body = Body::Fresh(text.into_boxed_str(), self.pass);
-        match self.objects.insert(key.clone(), Stored { body, links }) {
+        let stored = Stored {
+            body,
+            links,
+            reading: OnceLock::new(),
+        };
+        match self.objects.insert(key.clone(), stored) {
             Some(old) => self.fresh_bytes -= old.body.fresh_len(),
             None => {
                 self.ordered.insert(key.clone());
@@ -452,8 +466,11 @@ impl Snapshot {
         let key = self.shared(key);
         if is_event(&key)
             && !self.objects.contains_key(&key)
-            && let Some(event) = self.events.remove(key.namespace(), key.name())
+            && let Some((event, from)) = self.events.remove(key.namespace(), key.name())
         {
+            for uid in &from {
+                self.forget_reading(uid);
+            }
             self.touch_event(&key, event.about().cloned());
             self.deleted.insert(key);
             return;
@@ -803,6 +820,39 @@ impl Snapshot {
     pub fn set_registry_view(&mut self, image: &str, view: RegistryView) {
         self.registry.set(image, view);
         self.touched.everything();
+        for stored in self.objects.values_mut() {
+            stored.reading.take();
+        }
+    }
+
+    /// Forgets the [`PodReading`] of the object with `uid`: its Events changed.
+    fn forget_reading(&mut self, uid: &str) {
+        if let Some(key) = self.uids.get(uid)
+            && let Some(stored) = self.objects.get_mut(key)
+        {
+            stored.reading.take();
+        }
+    }
+
+    /// What the workload rules read of the pods that name `owner_uid` in their
+    /// ownerReferences, ordered by name: each pod read once per change of the pod, its
+    /// Events or the registry views, however often its owner is assessed.
+    pub fn pod_readings(&self, owner_uid: &str) -> Vec<PodReading> {
+        let Some(keys) = self.children.get(owner_uid) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter(|k| k.group() == Pod::GROUP && k.kind() == Pod::KIND)
+            .filter_map(|k| {
+                let stored = self.objects.get(k)?;
+                if let Some(reading) = stored.reading.get() {
+                    return Some(reading.clone());
+                }
+                let pod: Pod = self.read(k, stored)?;
+                let reading = PodReading::of(&pod, self);
+                Some(stored.reading.get_or_init(|| reading).clone())
+            })
+            .collect()
     }
 
     pub fn registry_view(&self, image: &str) -> Option<&RegistryView> {
@@ -882,6 +932,181 @@ mod tests {
             assert!(Arc::ptr_eq(shared, &held), "{shared} is a copy");
         }
         assert_eq!(snap.children::<Pod>("rs-uid-1").len(), 2);
+    }
+
+    /// The readings of `rs-uid-1`'s pods, kept and read fresh from the pods.
+    fn readings(snap: &Snapshot) -> (Vec<PodReading>, Vec<PodReading>) {
+        let kept = snap.pod_readings("rs-uid-1");
+        let fresh = snap.children::<Pod>("rs-uid-1");
+        (
+            kept,
+            fresh.iter().map(|p| PodReading::of(p, snap)).collect(),
+        )
+    }
+
+    #[test]
+    fn a_pods_kept_reading_follows_its_events_and_the_registry() {
+        use crate::rules::images::registry_view::RegistryView;
+        use crate::rules::pods::pod_state::PodState;
+        let name = "web-5f6a7b-ddddd";
+        let uid = fixtures::uid(name);
+        let mut snap = Snapshot::new();
+        let backoff = format!("Back-off pulling image \"{}\"", fixtures::IMAGE);
+        let waiting = fixtures::waiting_status("ImagePullBackOff", &backoff);
+        snap.upsert(fixtures::rs_pod(name, "rs-uid-1", "5f6a7b", &waiting))
+            .unwrap();
+        let state = |snap: &Snapshot| snap.pod_readings("rs-uid-1")[0].state().cloned().unwrap();
+        assert!(
+            matches!(state(&snap), PodState::Pulling(_)),
+            "{:?}",
+            state(&snap)
+        );
+
+        // The kubelet's Event names the cause: the kept reading is read again.
+        let not_found = format!(
+            "Failed to pull image \"{}\": rpc error: code = NotFound desc = failed to resolve reference \"{}\": {}: not found",
+            fixtures::IMAGE,
+            fixtures::IMAGE,
+            fixtures::IMAGE
+        );
+        snap.upsert(fixtures::event(
+            name, &uid, "Warning", "Failed", &not_found, 2,
+        ))
+        .unwrap();
+        assert!(
+            matches!(state(&snap), PodState::Doomed(_)),
+            "{:?}",
+            state(&snap)
+        );
+        let (kept, fresh) = readings(&snap);
+        assert_eq!(kept, fresh);
+
+        // And when a registry answer comes.
+        snap.set_registry_view(fixtures::IMAGE, RegistryView::Exists);
+        let (kept, fresh) = readings(&snap);
+        assert_eq!(kept, fresh);
+        assert!(
+            !matches!(state(&snap), PodState::Doomed(_)),
+            "{:?}",
+            state(&snap)
+        );
+
+        // The Event deleted: as before it came.
+        let event = fixtures::event(name, &uid, "Warning", "Failed", &not_found, 2);
+        let event_name = event["metadata"]["name"].as_str().unwrap().to_owned();
+        snap.remove("v1", "Event", Some(fixtures::NS), &event_name);
+        let (kept, fresh) = readings(&snap);
+        assert_eq!(kept, fresh);
+        assert_eq!(snap.events_for(&uid).len(), 0);
+
+        // Once ready it is kept as one word.
+        snap.upsert(fixtures::rs_pod(
+            name,
+            "rs-uid-1",
+            "5f6a7b",
+            &fixtures::ready_status(),
+        ))
+        .unwrap();
+        assert_eq!(snap.pod_readings("rs-uid-1"), [PodReading::Ready]);
+    }
+
+    #[test]
+    fn kept_pod_readings_equal_fresh_ones_through_any_sequence_of_changes() {
+        use crate::rules::images::registry_view::RegistryView;
+        let image = fixtures::IMAGE;
+        let statuses = [
+            fixtures::ready_status(),
+            fixtures::running_not_ready_status(),
+            fixtures::crash_loop_status(1, "Error", 3),
+            fixtures::waiting_status("ErrImagePull", "rpc error: code = NotFound"),
+            fixtures::waiting_status(
+                "ImagePullBackOff",
+                &format!("Back-off pulling image \"{image}\""),
+            ),
+            fixtures::unschedulable_status(),
+        ];
+        let events = [
+            (
+                "Warning",
+                "Failed",
+                format!(
+                    "Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to resolve reference \"{image}\": {image}: not found"
+                ),
+            ),
+            (
+                "Warning",
+                "Failed",
+                format!(
+                    "Failed to pull image \"{image}\": rpc error: code = Unknown desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": unexpected status from HEAD request: 403 Forbidden"
+                ),
+            ),
+            ("Normal", "Pulling", format!("Pulling image \"{image}\"")),
+            (
+                "Normal",
+                "BackOff",
+                format!("Back-off pulling image \"{image}\""),
+            ),
+            (
+                "Warning",
+                "Unhealthy",
+                "Readiness probe failed: HTTP probe failed with statuscode: 503".to_owned(),
+            ),
+        ];
+        let views = [
+            RegistryView::Exists,
+            RegistryView::Missing,
+            RegistryView::Denied,
+            RegistryView::Unknown("timed out".to_owned()),
+        ];
+        let pods = ["web-5f6a7b-aaaaa", "web-5f6a7b-bbbbb", "web-5f6a7b-ccccc"];
+        let mut changed_kinds = [0; 5];
+        for seed in 1..=20u64 {
+            let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut next = |n: usize| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                usize::try_from(state >> 33).unwrap() % n
+            };
+            let mut snap = Snapshot::new();
+            for step in 0..60 {
+                let pod = pods[next(pods.len())];
+                let uid = fixtures::uid(pod);
+                let change = next(5);
+                changed_kinds[change] += 1;
+                match change {
+                    0 => {
+                        let mut obj = fixtures::rs_pod(
+                            pod,
+                            "rs-uid-1",
+                            "5f6a7b",
+                            &statuses[next(statuses.len())],
+                        );
+                        if next(4) == 0 {
+                            obj["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:20:00Z");
+                        }
+                        snap.upsert(obj).unwrap();
+                    }
+                    1 => {
+                        let (type_, reason, message) = &events[next(events.len())];
+                        let count = i32::try_from(next(5)).unwrap() + 1;
+                        snap.upsert(fixtures::event(pod, &uid, type_, reason, message, count))
+                            .unwrap();
+                    }
+                    2 => {
+                        let (type_, reason, message) = &events[next(events.len())];
+                        let event = fixtures::event(pod, &uid, type_, reason, message, 1);
+                        let name = event["metadata"]["name"].as_str().unwrap();
+                        snap.remove("v1", "Event", Some(fixtures::NS), name);
+                    }
+                    3 => snap.set_registry_view(image, views[next(views.len())].clone()),
+                    _ => snap.remove("v1", "Pod", Some(fixtures::NS), pod),
+                }
+                let (kept, fresh) = readings(&snap);
+                assert_eq!(kept, fresh, "seed {seed}, step {step}, change {change}");
+            }
+        }
+        assert!(changed_kinds.iter().all(|&n| n > 100), "{changed_kinds:?}");
     }
 
     #[test]

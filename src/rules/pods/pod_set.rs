@@ -3,12 +3,12 @@
 
 use crate::rules::assessment::Assessment;
 use crate::rules::pods::pod_failure::Doom;
-use crate::rules::pods::pod_state::{PodState, pod_state_in};
+use crate::rules::pods::pod_state::{PodState, finished, pod_state_in};
 use crate::rules::snapshot::Snapshot;
 use crate::vocab::outcome::ContainerRef;
 use crate::vocab::verdict::Reason;
 use k8s_openapi::api::core::v1::Pod;
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// `1 new pod`, `3 new pods`, `2 pods of the current template`: `noun` names one pod.
 fn pods(n: usize, noun: &str) -> String {
@@ -46,31 +46,112 @@ pub struct Blocker {
     pub container: Option<ContainerRef>,
 }
 
+/// What a workload rule reads of one pod: a pure function of the pod, its Events and the
+/// registry views, so the snapshot keeps it until one of those changes
+/// ([`Snapshot::pod_readings`]). A Deployment is assessed again at each change of any of
+/// its pods, and each assessment read all of them as k8s-openapi Pods. Most pods of a
+/// deploy end [`PodReading::Ready`], which allocates nothing: thousands of readings held
+/// for the whole run would otherwise be scattered through the allocator's pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PodReading {
+    /// Ready, not finished, not being deleted, with every image on its node.
+    Ready,
+    /// Any other pod.
+    Other(Arc<Reading>),
+}
+
+/// A [`PodReading`] other than ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reading {
+    /// Phase Succeeded or Failed.
+    finished: bool,
+    /// Where it stands; `None` once it is being deleted (a terminating pod counts for no
+    /// revision, so nothing asks).
+    state: Option<PodState>,
+    /// The containers whose image the node does not have yet (no imageID in their
+    /// status), by name, with the image their spec names.
+    lacking: Box<[(String, Option<String>)]>,
+}
+
+static READY: PodState = PodState::Ready;
+
+impl PodReading {
+    pub fn of(pod: &Pod, snapshot: &Snapshot) -> Self {
+        let deleting = pod.metadata.deletion_timestamp.is_some();
+        let reading = Reading {
+            finished: finished(pod),
+            state: (!deleting).then(|| pod_state_in(pod, snapshot)),
+            lacking: if deleting {
+                Box::default()
+            } else {
+                lacking_images(pod)
+            },
+        };
+        if !reading.finished && reading.state == Some(PodState::Ready) && reading.lacking.is_empty()
+        {
+            PodReading::Ready
+        } else {
+            PodReading::Other(Arc::new(reading))
+        }
+    }
+
+    /// Phase Succeeded or Failed.
+    pub fn finished(&self) -> bool {
+        match self {
+            PodReading::Ready => false,
+            PodReading::Other(r) => r.finished,
+        }
+    }
+
+    /// `metadata.deletionTimestamp` is set.
+    pub fn deleting(&self) -> bool {
+        self.state().is_none()
+    }
+
+    /// Where it stands, unless it is being deleted.
+    pub fn state(&self) -> Option<&PodState> {
+        match self {
+            PodReading::Ready => Some(&READY),
+            PodReading::Other(r) => r.state.as_ref(),
+        }
+    }
+
+    fn lacking(&self) -> &[(String, Option<String>)] {
+        match self {
+            PodReading::Ready => &[],
+            PodReading::Other(r) => &r.lacking,
+        }
+    }
+}
+
 /// The live pods (not terminating, not finished) of one revision, classified.
 #[derive(Debug, Clone, Default)]
 pub struct PodSet {
-    states: Vec<PodState>,
-    /// Per live pod: container name -> (image in the spec, whether the node has it).
-    images: Vec<BTreeMap<String, (Option<String>, bool)>>,
+    live: Vec<PodReading>,
 }
 
 impl PodSet {
     pub fn new(pods: &[Pod], snapshot: &Snapshot) -> Self {
-        let (states, images) = pods
-            .iter()
-            .filter(|p| p.metadata.deletion_timestamp.is_none())
-            .map(|p| (pod_state_in(p, snapshot), images_of(p)))
-            .filter(|(s, _)| !s.is_terminal())
-            .unzip();
-        PodSet { states, images }
+        Self::of(pods.iter().map(|p| PodReading::of(p, snapshot)).collect())
+    }
+
+    /// The set of pods already read ([`Snapshot::pod_readings`]).
+    pub fn of(readings: Vec<PodReading>) -> Self {
+        let mut live = readings;
+        live.retain(|r| r.state().is_some_and(|s| !s.is_terminal()));
+        PodSet { live }
+    }
+
+    fn states(&self) -> impl Iterator<Item = &PodState> + Clone {
+        self.live.iter().filter_map(PodReading::state)
     }
 
     pub fn len(&self) -> usize {
-        self.states.len()
+        self.live.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.states.is_empty()
+        self.live.is_empty()
     }
 
     /// `noun` is singular (`new pod`); it is counted as the pods are.
@@ -78,14 +159,13 @@ impl PodSet {
     /// `1 of 3 pods crash looping: container web exited with code 3 (OOMKilled), ...`.
     pub fn failure(&self, policy: DoomPolicy, noun: &str) -> Option<Assessment> {
         let doomed: Vec<_> = self
-            .states
-            .iter()
+            .states()
             .filter_map(|s| match s {
                 PodState::Doomed(d) => Some(d),
                 _ => None,
             })
             .collect();
-        let all = doomed.len() == self.states.len();
+        let all = doomed.len() == self.len();
         let (first, revision_wide) = match policy {
             DoomPolicy::Any => (*doomed.first()?, false),
             DoomPolicy::All if all => (*doomed.first()?, false),
@@ -103,14 +183,14 @@ impl PodSet {
         let same = doomed.iter().filter(|d| d.reason == first.reason).count();
         let mut message = format!(
             "{same} of {} {}: {}",
-            pods(self.states.len(), noun),
+            pods(self.len(), noun),
             first.phrase(same == 1),
             first.detail
         );
         if revision_wide {
             message.push_str(&format!(
                 "; all {} use this image and none has it yet",
-                self.states.len()
+                self.len()
             ));
         }
         Some(
@@ -121,11 +201,10 @@ impl PodSet {
     /// The most telling reason some pods are not ready yet, if any are not.
     pub fn blocker(&self, noun: &str) -> Option<Blocker> {
         let (best, state) = self
-            .states
-            .iter()
+            .states()
             .filter_map(|s| rank(s).map(|r| (r, s)))
             .min_by_key(|(r, _)| *r)?;
-        let alike = self.states.iter().filter(|s| rank(s) == Some(best)).count();
+        let alike = self.states().filter(|s| rank(s) == Some(best)).count();
         let summary = match state {
             PodState::Doomed(d) => d.phrase(alike == 1),
             PodState::Pulling(_) if alike == 1 => "waiting for its image",
@@ -138,7 +217,7 @@ impl PodSet {
             reason: state.pending_reason(),
             detail: format!(
                 "{alike} of {} {summary}: {}",
-                pods(self.states.len(), noun),
+                pods(self.len(), noun),
                 state.detail()
             ),
             container: state.container(),
@@ -152,16 +231,17 @@ impl PodSet {
         let Some(image) = doom.container.image.as_deref() else {
             return false;
         };
-        self.images.iter().all(|containers| {
-            containers
-                .get(&doom.container.container)
-                .is_some_and(|(i, present)| i.as_deref() == Some(image) && !present)
+        self.live.iter().all(|pod| {
+            pod.lacking()
+                .iter()
+                .any(|(c, i)| *c == doom.container.container && i.as_deref() == Some(image))
         })
     }
 }
 
-/// Container name -> (spec image, image present on the node: a non-empty imageID).
-fn images_of(pod: &Pod) -> BTreeMap<String, (Option<String>, bool)> {
+/// The containers (init or not) whose image is not on the node (no container status with
+/// a non-empty imageID), with their spec image.
+fn lacking_images(pod: &Pod) -> Box<[(String, Option<String>)]> {
     let status = pod.status.as_ref();
     let statuses: Vec<_> = status
         .into_iter()
@@ -175,12 +255,12 @@ fn images_of(pod: &Pod) -> BTreeMap<String, (Option<String>, bool)> {
     let spec = pod.spec.as_ref();
     spec.into_iter()
         .flat_map(|s| s.init_containers.iter().flatten().chain(&s.containers))
-        .map(|c| {
-            let present = statuses
+        .filter(|c| {
+            !statuses
                 .iter()
-                .any(|cs| cs.name == c.name && !cs.image_id.is_empty());
-            (c.name.clone(), (c.image.clone(), present))
+                .any(|cs| cs.name == c.name && !cs.image_id.is_empty())
         })
+        .map(|c| (c.name.clone(), c.image.clone()))
         .collect()
 }
 

@@ -6,8 +6,7 @@
 use crate::rules::annotations::rollout_mode::{RequiredRollout, max_unavailable};
 use crate::rules::assessment::Assessment;
 use crate::rules::live::Live;
-use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
-use crate::rules::pods::pod_state::finished;
+use crate::rules::pods::pod_set::{DoomPolicy, PodReading, PodSet, pending};
 use crate::rules::snapshot::{Snapshot, or_default};
 use crate::rules::target::Target;
 use crate::rules::workloads::generation::{unobserved, unreadable};
@@ -15,7 +14,6 @@ use crate::vocab::verdict::Reason;
 use k8s_openapi::api::apps::v1::{
     DeploymentCondition, DeploymentStatus, DeploymentStrategy, ReplicaSet, ReplicaSetStatus,
 };
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
@@ -103,15 +101,15 @@ pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
         .iter()
         .filter(|rs| rs.metadata.uid.as_deref() != newest_uid)
     {
-        for p in pods_of(rs, snapshot).iter().filter(|p| !finished(p)) {
-            if p.metadata.deletion_timestamp.is_some() {
+        for p in pods_of(rs, snapshot).iter().filter(|p| !p.finished()) {
+            if p.deleting() {
                 terminating += 1;
             } else {
                 old_pods += 1;
             }
         }
     }
-    let pods = PodSet::new(&new_pods, snapshot);
+    let pods = PodSet::of(new_pods);
     if let Some(failed) = pods.failure(DoomPolicy::All, "new pod") {
         return failed;
     }
@@ -211,11 +209,11 @@ fn annotation_revision(meta: &ObjectMeta) -> u64 {
         .unwrap_or(0)
 }
 
-fn pods_of(rs: &ReplicaSetView, snapshot: &Snapshot) -> Vec<Pod> {
+fn pods_of(rs: &ReplicaSetView, snapshot: &Snapshot) -> Vec<PodReading> {
     rs.metadata
         .uid
         .as_deref()
-        .map(|uid| snapshot.children::<Pod>(uid))
+        .map(|uid| snapshot.pod_readings(uid))
         .unwrap_or_default()
 }
 
