@@ -50,8 +50,9 @@ pub struct Blocker {
 /// registry views, so the snapshot keeps it until one of those changes
 /// ([`Snapshot::pod_readings`]). A Deployment is assessed again at each change of any of
 /// its pods, and each assessment read all of them as k8s-openapi Pods. Most pods of a
-/// deploy end [`PodReading::Ready`], which allocates nothing: thousands of readings held
-/// for the whole run would otherwise be scattered through the allocator's pages.
+/// deploy end [`PodReading::Ready`], which allocates nothing, so the readings kept for a
+/// whole run cost a ready pod only its slot (a first version that kept every pod's
+/// images cost 9 MiB at 10,000 pods).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PodReading {
     /// Ready, not finished, not being deleted, with every image on its node.
