@@ -224,17 +224,24 @@ fn masked(text: &str, masks: &[String]) -> String {
         .fold(text.to_owned(), |t, v| t.replace(v.as_str(), "***"))
 }
 
+/// Copies a cached directory the way `actions/cache` does, from another process: `cp`,
+/// not `std::fs::copy`. A file this test process holds open for writing is inherited by
+/// any child another test thread forks meanwhile, until that child execs; a binary
+/// restored that way and run at once failed now and then with "Text file busy".
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    let status = std::process::Command::new("cp")
+        .arg("-pR")
+        .arg(from.join("."))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "cp -pR {} {}: {status}",
+        from.display(),
+        to.display()
+    );
 }
 
 /// `name=value` lines and `name<<DELIM` heredocs, as the runner reads GITHUB_OUTPUT.
