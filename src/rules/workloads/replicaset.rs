@@ -7,7 +7,6 @@ use crate::rules::pods::pod_set::{DoomPolicy, PodSet, pending};
 use crate::rules::snapshot::{Snapshot, or_default, typed};
 use crate::rules::workloads::generation::{unobserved, unreadable};
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
@@ -26,13 +25,13 @@ pub fn assess(obj: &Value, snapshot: &Snapshot) -> Assessment {
         return wait;
     }
     let desired = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-    let pods: Vec<Pod> = rs
-        .metadata
-        .uid
-        .as_deref()
-        .map(|u| snapshot.children(u))
-        .unwrap_or_default();
-    let pods = PodSet::new(&pods, snapshot);
+    let pods = PodSet::of(
+        rs.metadata
+            .uid
+            .as_deref()
+            .map(|u| snapshot.pod_readings(u))
+            .unwrap_or_default(),
+    );
     if let Some(failed) = pods.failure(DoomPolicy::All, "pod") {
         return failed;
     }
