@@ -7,7 +7,6 @@ use crate::action_runner::Runner;
 use kube_sim::kubeconfig::write_kubeconfig;
 use kube_sim::scenario::ImageBehaviour;
 use kube_sim::{Scenario, Sim};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -286,13 +285,10 @@ async fn schemas_reach_check_and_belong_to_it() {
 
 fn fake_tool(dir: &Path, name: &str, script: &str) {
     std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(
-        &path,
-        format!("#!/usr/bin/env bash\nset -euo pipefail\n{script}"),
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::support::write_executable(
+        &dir.join(name),
+        &format!("#!/usr/bin/env bash\nset -euo pipefail\n{script}"),
+    );
 }
 
 fn with_fakes(runner: &mut Runner, fakes: &Path) {

@@ -824,7 +824,6 @@ fn help_shows_examples_exit_codes_and_the_annotations_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_asks_the_docker_credential_helper_named_by_the_registry_config() {
     use base64::Engine as _;
-    use std::os::unix::fs::PermissionsExt as _;
     use wiremock::matchers::{header, method, path_regex};
     use wiremock::{Mock, MockServer, ResponseTemplate};
     // Only the helper's credentials see that the image is missing; anonymously it is denied,
@@ -858,15 +857,13 @@ async fn check_asks_the_docker_credential_helper_named_by_the_registry_config() 
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     let helper = bin.join("docker-credential-fake");
-    std::fs::write(
+    crate::support::write_executable(
         &helper,
-        format!(
+        &format!(
             "#!/bin/sh\nread -r url\n[ \"$url\" = \"{}\" ] || {{ echo 'credentials not found in native keychain'; exit 1; }}\nprintf '{{\"ServerURL\":\"%s\",\"Username\":\"ci\",\"Secret\":\"s3cret\"}}' \"$url\"\n",
             registry.address()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     std::fs::write(dir.path().join("config.json"), r#"{"credsStore": "fake"}"#).unwrap();
     let image = format!("{}/shop/web:never-pushed", registry.address());
     std::fs::write(dir.path().join("web.yaml"), deployment("web", &image)).unwrap();

@@ -121,3 +121,20 @@ spec:
 {extra_container}"
     )
 }
+
+/// Writes an executable script from another process (`install`), as a runner's tools are
+/// installed: a file this multi-threaded test process held open for writing is inherited
+/// by any child another test thread forks meanwhile, until that child execs, and running
+/// the file then fails with "Text file busy". The text is staged next to it first.
+pub fn write_executable(path: &std::path::Path, text: &str) {
+    let staged = path.with_extension("staged");
+    std::fs::write(&staged, text).unwrap();
+    let status = std::process::Command::new("install")
+        .args(["-m", "755"])
+        .arg(&staged)
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "install {}: {status}", path.display());
+    std::fs::remove_file(&staged).unwrap();
+}
