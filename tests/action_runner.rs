@@ -227,7 +227,7 @@ fn masked(text: &str, masks: &[String]) -> String {
 /// Copies a cached directory the way `actions/cache` does, from another process: `cp`,
 /// not `std::fs::copy`. A file this test process holds open for writing is inherited by
 /// any child another test thread forks meanwhile, until that child execs; a binary
-/// restored that way and run at once failed now and then with "Text file busy".
+/// restored that way and run at once failed once with "Text file busy".
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     let status = std::process::Command::new("cp")

@@ -1,4 +1,4 @@
-//! Running deploy-action against an in-process kube-sim.
+//! Running deploy-action against an in-process kube-sim, and helpers the test files share.
 
 use deploy_action::cluster::Connection;
 use deploy_action::config::{Config, Mode};
