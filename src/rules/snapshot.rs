@@ -818,7 +818,15 @@ impl Snapshot {
 
     /// Records the runner's registry lookup for `image` (as the manifest writes it).
     pub fn set_registry_view(&mut self, image: &str, view: RegistryView) {
-        self.registry.set(image, view);
+        self.set_registry_views([(image.to_owned(), view)]);
+    }
+
+    /// Records registry lookups that arrived together: every resource is asked again, and
+    /// every pod's reading forgotten, once for all of them.
+    pub fn set_registry_views(&mut self, views: impl IntoIterator<Item = (String, RegistryView)>) {
+        for (image, view) in views {
+            self.registry.set(&image, view);
+        }
         self.touched.everything();
         for stored in self.objects.values_mut() {
             stored.reading.take();

@@ -218,9 +218,7 @@ pub async fn judge_stream(
             // resource again, so answers arriving together are judged in one pass.
             Some(first) = view_rx.recv() => {
                 let waiting = std::iter::from_fn(|| view_rx.try_recv().ok());
-                for (image, view) in std::iter::once(first).chain(waiting) {
-                    snapshot.set_registry_view(&image, view);
-                }
+                snapshot.set_registry_views(std::iter::once(first).chain(waiting));
             }
             () = tokio::time::sleep_until(next_status) => {
                 next_status += STATUS_EVERY;
