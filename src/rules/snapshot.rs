@@ -763,13 +763,23 @@ impl Snapshot {
 
     /// Objects of kind `K` that name `owner_uid` in their ownerReferences, ordered by name.
     pub fn children<K: Resource + DeserializeOwned>(&self, owner_uid: &str) -> Vec<K> {
-        let Some(keys) = self.children.get(owner_uid) else {
-            return Vec::new();
-        };
-        keys.iter()
-            .filter(|k| k.group() == K::GROUP && k.kind() == K::KIND)
-            .filter_map(|k| self.read(k, self.objects.get(k)?))
+        self.stored_children::<K>(owner_uid)
+            .filter_map(|(k, stored)| self.read(k, stored))
             .collect()
+    }
+
+    /// The stored objects of kind `K` that name `owner_uid` in their ownerReferences,
+    /// ordered by name.
+    fn stored_children<K: Resource>(
+        &self,
+        owner_uid: &str,
+    ) -> impl Iterator<Item = (&ObjectKey, &Stored)> {
+        self.children
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .filter(|k| k.group() == K::GROUP && k.kind() == K::KIND)
+            .filter_map(|k| Some((k, self.objects.get(k)?)))
     }
 
     /// The EndpointSlices (discovery.k8s.io) labelled for Service `service`, ordered by
@@ -846,13 +856,8 @@ impl Snapshot {
     /// ownerReferences, ordered by name: each pod read once per change of the pod, its
     /// Events or the registry views, however often its owner is assessed.
     pub fn pod_readings(&self, owner_uid: &str) -> Vec<PodReading> {
-        let Some(keys) = self.children.get(owner_uid) else {
-            return Vec::new();
-        };
-        keys.iter()
-            .filter(|k| k.group() == Pod::GROUP && k.kind() == Pod::KIND)
-            .filter_map(|k| {
-                let stored = self.objects.get(k)?;
+        self.stored_children::<Pod>(owner_uid)
+            .filter_map(|(k, stored)| {
                 if let Some(reading) = stored.reading.get() {
                     return Some(reading.clone());
                 }
@@ -950,6 +955,13 @@ mod tests {
             kept,
             fresh.iter().map(|p| PodReading::of(p, snap)).collect(),
         )
+    }
+
+    #[test]
+    fn the_slot_for_a_pods_reading_is_the_16_bytes_the_readme_states() {
+        // A ready pod's reading lives in the slot alone (no allocation), and every kept
+        // object has one.
+        assert_eq!(std::mem::size_of::<OnceLock<PodReading>>(), 16);
     }
 
     #[test]

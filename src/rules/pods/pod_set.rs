@@ -137,8 +137,7 @@ impl PodSet {
     }
 
     /// The set of pods already read ([`Snapshot::pod_readings`]).
-    pub fn of(readings: Vec<PodReading>) -> Self {
-        let mut live = readings;
+    pub fn of(mut live: Vec<PodReading>) -> Self {
         live.retain(|r| r.state().is_some_and(|s| !s.is_terminal()));
         PodSet { live }
     }
