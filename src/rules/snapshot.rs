@@ -1030,21 +1030,70 @@ mod tests {
         assert_eq!(snap.pod_readings("rs-uid-1"), [PodReading::Ready]);
     }
 
-    #[test]
-    fn kept_pod_readings_equal_fresh_ones_through_any_sequence_of_changes() {
+    /// One change a watch or the registry lookups may bring, by index into the lists
+    /// of [`apply_change`].
+    #[derive(Debug, Clone)]
+    enum Change {
+        Pod {
+            pod: usize,
+            status: usize,
+            deleting: bool,
+        },
+        Event {
+            pod: usize,
+            event: usize,
+            count: i32,
+        },
+        EventDeleted {
+            pod: usize,
+            event: usize,
+        },
+        Registry {
+            view: usize,
+        },
+        PodDeleted {
+            pod: usize,
+        },
+    }
+
+    fn change() -> impl proptest::strategy::Strategy<Value = Change> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (0..3usize, 0..6usize, proptest::bool::weighted(0.25)).prop_map(
+                |(pod, status, deleting)| Change::Pod {
+                    pod,
+                    status,
+                    deleting
+                }
+            ),
+            (0..3usize, 0..5usize, 1..6i32).prop_map(|(pod, event, count)| Change::Event {
+                pod,
+                event,
+                count
+            }),
+            (0..3usize, 0..5usize).prop_map(|(pod, event)| Change::EventDeleted { pod, event }),
+            (0..4usize).prop_map(|view| Change::Registry { view }),
+            (0..3usize).prop_map(|pod| Change::PodDeleted { pod }),
+        ]
+    }
+
+    fn apply_change(snap: &mut Snapshot, change: &Change) {
         use crate::rules::images::registry_view::RegistryView;
         let image = fixtures::IMAGE;
-        let statuses = [
-            fixtures::ready_status(),
-            fixtures::running_not_ready_status(),
-            fixtures::crash_loop_status(1, "Error", 3),
-            fixtures::waiting_status("ErrImagePull", "rpc error: code = NotFound"),
-            fixtures::waiting_status(
-                "ImagePullBackOff",
-                &format!("Back-off pulling image \"{image}\""),
-            ),
-            fixtures::unschedulable_status(),
-        ];
+        let pods = ["web-5f6a7b-aaaaa", "web-5f6a7b-bbbbb", "web-5f6a7b-ccccc"];
+        let statuses = || {
+            [
+                fixtures::ready_status(),
+                fixtures::running_not_ready_status(),
+                fixtures::crash_loop_status(1, "Error", 3),
+                fixtures::waiting_status("ErrImagePull", "rpc error: code = NotFound"),
+                fixtures::waiting_status(
+                    "ImagePullBackOff",
+                    &format!("Back-off pulling image \"{image}\""),
+                ),
+                fixtures::unschedulable_status(),
+            ]
+        };
         let events = [
             (
                 "Warning",
@@ -1078,55 +1127,51 @@ mod tests {
             RegistryView::Denied,
             RegistryView::Unknown("timed out".to_owned()),
         ];
-        let pods = ["web-5f6a7b-aaaaa", "web-5f6a7b-bbbbb", "web-5f6a7b-ccccc"];
-        let mut changed_kinds = [0; 5];
-        for seed in 1..=20u64 {
-            let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            let mut next = |n: usize| {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                usize::try_from(state >> 33).unwrap() % n
-            };
-            let mut snap = Snapshot::new();
-            for step in 0..60 {
-                let pod = pods[next(pods.len())];
-                let uid = fixtures::uid(pod);
-                let change = next(5);
-                changed_kinds[change] += 1;
-                match change {
-                    0 => {
-                        let mut obj = fixtures::rs_pod(
-                            pod,
-                            "rs-uid-1",
-                            "5f6a7b",
-                            &statuses[next(statuses.len())],
-                        );
-                        if next(4) == 0 {
-                            obj["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:20:00Z");
-                        }
-                        snap.upsert(obj).unwrap();
-                    }
-                    1 => {
-                        let (type_, reason, message) = &events[next(events.len())];
-                        let count = i32::try_from(next(5)).unwrap() + 1;
-                        snap.upsert(fixtures::event(pod, &uid, type_, reason, message, count))
-                            .unwrap();
-                    }
-                    2 => {
-                        let (type_, reason, message) = &events[next(events.len())];
-                        let event = fixtures::event(pod, &uid, type_, reason, message, 1);
-                        let name = event["metadata"]["name"].as_str().unwrap();
-                        snap.remove("v1", "Event", Some(fixtures::NS), name);
-                    }
-                    3 => snap.set_registry_view(image, views[next(views.len())].clone()),
-                    _ => snap.remove("v1", "Pod", Some(fixtures::NS), pod),
+        let event_about = |pod: usize, event: usize, count: i32| {
+            let (type_, reason, message) = &events[event];
+            let name = pods[pod];
+            fixtures::event(name, &fixtures::uid(name), type_, reason, message, count)
+        };
+        match *change {
+            Change::Pod {
+                pod,
+                status,
+                deleting,
+            } => {
+                let mut obj =
+                    fixtures::rs_pod(pods[pod], "rs-uid-1", "5f6a7b", &statuses()[status]);
+                if deleting {
+                    obj["metadata"]["deletionTimestamp"] = json!("2025-03-04T10:20:00Z");
                 }
+                snap.upsert(obj).unwrap();
+            }
+            Change::Event { pod, event, count } => {
+                snap.upsert(event_about(pod, event, count)).unwrap();
+            }
+            Change::EventDeleted { pod, event } => {
+                let event = event_about(pod, event, 1);
+                let name = event["metadata"]["name"].as_str().unwrap();
+                snap.remove("v1", "Event", Some(fixtures::NS), name);
+            }
+            Change::Registry { view } => snap.set_registry_view(image, views[view].clone()),
+            Change::PodDeleted { pod } => snap.remove("v1", "Pod", Some(fixtures::NS), pods[pod]),
+        }
+    }
+
+    proptest::proptest! {
+        // 64 sequences of up to 60 changes: some 1,900 changes, each checked.
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+        #[test]
+        fn kept_pod_readings_equal_fresh_ones_through_any_sequence_of_changes(
+            changes in proptest::collection::vec(change(), 0..60),
+        ) {
+            let mut snap = Snapshot::new();
+            for (step, change) in changes.iter().enumerate() {
+                apply_change(&mut snap, change);
                 let (kept, fresh) = readings(&snap);
-                assert_eq!(kept, fresh, "seed {seed}, step {step}, change {change}");
+                proptest::prop_assert_eq!(kept, fresh, "step {}, {:?}", step, change);
             }
         }
-        assert!(changed_kinds.iter().all(|&n| n > 100), "{changed_kinds:?}");
     }
 
     #[test]
