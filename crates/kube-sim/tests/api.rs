@@ -150,6 +150,99 @@ async fn a_watch_from_a_compacted_version_gets_410_in_stream() {
     }
 }
 
+/// Creates a ConfigMap of label `app=web` for each of `names`.
+async fn create_all(api: &Api<ConfigMap>, names: &[&str]) {
+    for n in names {
+        api.create(&PostParams::default(), &cm(n, "web"))
+            .await
+            .unwrap();
+    }
+}
+
+/// The names and `data.k` of a page's ConfigMaps.
+fn names_and_data(list: &kube::core::ObjectList<ConfigMap>) -> Vec<(String, String)> {
+    list.items
+        .iter()
+        .map(|c| {
+            let data = c.data.as_ref().and_then(|d| d.get("k")).cloned();
+            (c.metadata.name.clone().unwrap(), data.unwrap_or_default())
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_page_of_a_list_is_served_at_the_first_pages_version_and_a_watch_from_it_misses_nothing()
+ {
+    // An informer lists in pages and watches from the list's resourceVersion: a change
+    // between two pages must be in neither the later page nor lost, but in the watch.
+    let sim = Sim::start(Scenario::default());
+    let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
+    create_all(&api, &["a", "b", "c"]).await;
+    let first = api.list(&ListParams::default().limit(1)).await.unwrap();
+    let rv = first.metadata.resource_version.clone().unwrap();
+    assert_eq!(names_and_data(&first), [("a".into(), "v".into())]);
+
+    // Between the pages: one on a later page changes, one goes, one comes.
+    let changed = json!({"data": {"k": "changed"}});
+    api.patch("b", &PatchParams::default(), &Patch::Merge(&changed))
+        .await
+        .unwrap();
+    api.delete("c", &DeleteParams::default()).await.unwrap();
+    api.create(&PostParams::default(), &cm("d", "web"))
+        .await
+        .unwrap();
+
+    let mut pages = vec![first];
+    while let Some(token) = pages.last().unwrap().metadata.continue_.clone() {
+        let next = ListParams::default().limit(1).continue_token(&token);
+        pages.push(api.list(&next).await.unwrap());
+    }
+    let served: Vec<_> = pages.iter().flat_map(names_and_data).collect();
+    assert_eq!(
+        served,
+        [("a", "v"), ("b", "v"), ("c", "v")].map(|(n, d)| (n.to_owned(), d.to_owned()))
+    );
+    for page in &pages {
+        assert_eq!(page.metadata.resource_version.as_deref(), Some(rv.as_str()));
+    }
+
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(10), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(match stream.try_next().await.unwrap() {
+            Some(WatchEvent::Modified(o)) => format!("modified {}", o.metadata.name.unwrap()),
+            Some(WatchEvent::Deleted(o)) => format!("deleted {}", o.metadata.name.unwrap()),
+            Some(WatchEvent::Added(o)) => format!("added {}", o.metadata.name.unwrap()),
+            other => panic!("expected a change, got {other:?}"),
+        });
+    }
+    assert_eq!(seen, ["modified b", "deleted c", "added d"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_continue_token_older_than_compaction_gets_410_expired() {
+    let sim = Sim::start(Scenario::default());
+    let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
+    create_all(&api, &["a", "b"]).await;
+    let first = api.list(&ListParams::default().limit(1)).await.unwrap();
+    let token = first.metadata.continue_.clone().unwrap();
+    let next = ListParams::default().limit(1).continue_token(&token);
+    tokio::time::advance(std::time::Duration::from_secs(299)).await;
+    assert_eq!(api.list(&next).await.unwrap().items.len(), 1);
+    // etcd compacts every 5 minutes; the API server then cannot serve that version.
+    tokio::time::advance(std::time::Duration::from_secs(1)).await;
+    let err = api.list(&next).await.unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 410 && s.reason == "Expired"
+            && s.message.starts_with("The provided continue parameter is too old")),
+        "{err:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn server_side_dry_run_stores_nothing() {
     let sim = Sim::start(Scenario::default());
@@ -170,11 +263,7 @@ async fn streaming_lists_end_their_initial_burst_with_a_bookmark() {
     use kube::runtime::watcher::{self, Event};
     let sim = Sim::start(Scenario::default());
     let api: Api<ConfigMap> = Api::namespaced(sim.client(), "default");
-    for n in ["a", "b"] {
-        api.create(&PostParams::default(), &cm(n, "web"))
-            .await
-            .unwrap();
-    }
+    create_all(&api, &["a", "b"]).await;
     let mut stream = watcher::watcher(api, watcher::Config::default().streaming_lists()).boxed();
     let mut initial = Vec::new();
     loop {

@@ -13,6 +13,7 @@ mod impersonate;
 mod milestones;
 mod openapi;
 mod outage;
+mod pages;
 mod params;
 mod path;
 mod podlog;

@@ -1,6 +1,7 @@
-//! get and list, with selectors, pagination, and the events.k8s.io view of Events.
+//! get and list, with selectors, pagination (consistent across pages, `pages`), and the events.k8s.io view of Events.
 
 use super::handler::Call;
+use super::pages::Continue;
 use super::selectors::{FieldSelector, LabelSelector};
 use super::state::ServerState;
 use super::status::ApiError;
@@ -83,19 +84,23 @@ impl Selectors {
 pub fn list(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
     let selectors = Selectors::from_call(call)?;
     let (group, plural) = storage_of(&call.rt);
-    let (items, rv) = state
-        .store
-        .list(group, plural, call.path.namespace.as_deref());
-    let after = call
-        .params
-        .get("continue")
-        .map(decode_continue)
-        .transpose()?;
+    let namespace = call.path.namespace.as_deref();
     let limit = call
         .params
         .get("limit")
         .and_then(|l| l.parse::<usize>().ok())
         .filter(|l| *l > 0);
+    let collection = ObjectKey::new(group, plural, namespace.unwrap_or_default(), "");
+    let now = state.store.clock().elapsed();
+    // A continued list reads the collection as its first page did, not as it is now.
+    let (items, rv, after) = if let Some(token) = call.params.get("continue") {
+        let token = Continue::decode(token)?;
+        let items = state.pages.at(&collection, token.rv, now)?;
+        (items, token.rv, Some(token.after))
+    } else {
+        let (items, rv) = state.store.list(group, plural, namespace);
+        (Arc::from(items), rv, None)
+    };
     let mut matching = items
         .iter()
         .filter(|o| after.as_ref().is_none_or(|a| sort_key(o) > *a))
@@ -110,7 +115,14 @@ pub fn list(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
     if remaining > 0
         && let Some(last) = page.last()
     {
-        metadata["continue"] = json!(encode_continue(&sort_key(last)));
+        if after.is_none() {
+            state.pages.keep(collection, rv, items.clone(), now);
+        }
+        let token = Continue {
+            rv,
+            after: sort_key(last),
+        };
+        metadata["continue"] = json!(token.encode());
         metadata["remainingItemCount"] = json!(remaining);
     }
     if !call.rt.custom {
@@ -133,28 +145,4 @@ pub fn list(state: &Arc<ServerState>, call: &Call) -> Result<Value, ApiError> {
 fn sort_key(o: &Value) -> String {
     let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or_default();
     format!("{}/{}", s("/metadata/namespace"), s("/metadata/name"))
-}
-
-#[expect(
-    clippy::format_collect,
-    reason = "a token of a few dozen bytes; `write!` into a String would add a Result to discard"
-)]
-fn encode_continue(k: &str) -> String {
-    k.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-fn decode_continue(token: &str) -> Result<String, ApiError> {
-    let bad = || {
-        ApiError::bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
-        )
-    };
-    if !token.len().is_multiple_of(2) {
-        return Err(bad());
-    }
-    let bytes: Result<Vec<u8>, _> = (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
-        .collect();
-    String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())
 }

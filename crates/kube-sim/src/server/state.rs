@@ -28,6 +28,8 @@ pub struct ServerState {
     pub milestones: Milestones,
     /// An outage a test started: watches cut, requests refused until it ends.
     pub outage: Outage,
+    /// The collections paged lists underway were cut from, for their continue tokens.
+    pub(crate) pages: super::pages::Pages,
     /// Next ClusterIP to hand out.
     pub(crate) cluster_ips: AtomicU32,
     /// Counter behind generated names (`generateName`).
@@ -55,6 +57,7 @@ impl ServerState {
             recorder: RequestRecorder::default(),
             milestones: Milestones::default(),
             outage: Outage::default(),
+            pages: super::pages::Pages::default(),
             cluster_ips: AtomicU32::new(10),
             names: AtomicU32::new(0),
         }
