@@ -63,8 +63,9 @@ struct Stored {
     /// table as it grows; inline links (then 200 bytes) made that table the largest
     /// allocation of a run at 2,000 pods.
     links: Box<Links>,
-    /// A pod's [`PodReading`], made when a rule first asks and forgotten when the pod, its
-    /// Events or the registry views change (a new version is a new `Stored`).
+    /// A pod's [`PodReading`], made when a rule first asks and forgotten when the pod
+    /// changes (a new version is a new `Stored`), and, unless it is `Ready` (read from
+    /// the pod alone), when its Events or the registry views change.
     reading: OnceLock<PodReading>,
 }
 
@@ -832,21 +833,27 @@ impl Snapshot {
     }
 
     /// Records registry lookups that arrived together: every resource is asked again, and
-    /// every pod's reading forgotten, once for all of them.
+    /// every pod's reading but a ready one forgotten, once for all of them.
     pub fn set_registry_views(&mut self, views: impl IntoIterator<Item = (String, RegistryView)>) {
         for (image, view) in views {
             self.registry.set(&image, view);
         }
         self.touched.everything();
         for stored in self.objects.values_mut() {
-            stored.reading.take();
+            if !matches!(stored.reading.get(), Some(PodReading::Ready)) {
+                stored.reading.take();
+            }
         }
     }
 
-    /// Forgets the [`PodReading`] of the object with `uid`: its Events changed.
+    /// Forgets the [`PodReading`] of the object with `uid`: its Events changed. A ready
+    /// pod's reading is kept: it is read from the pod alone (its Ready condition and its
+    /// images), and most of a pod's Events (`Pulled`, `Created`, `Started`) arrive
+    /// about when it becomes ready.
     fn forget_reading(&mut self, uid: &str) {
         if let Some(key) = self.uids.get(uid)
             && let Some(stored) = self.objects.get_mut(key)
+            && !matches!(stored.reading.get(), Some(PodReading::Ready))
         {
             stored.reading.take();
         }
@@ -1028,6 +1035,25 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(snap.pod_readings("rs-uid-1"), [PodReading::Ready]);
+
+        // A ready reading is read from the pod alone: an Event about the pod (`Pulled`,
+        // `Started` arrive about when it becomes ready) and a registry answer keep it.
+        let key = ObjectKey::new("v1", "Pod", Some(fixtures::NS), name);
+        let slot = |snap: &Snapshot| snap.objects[&key].reading.get().cloned();
+        assert_eq!(slot(&snap), Some(PodReading::Ready));
+        snap.upsert(fixtures::event(
+            name,
+            &uid,
+            "Normal",
+            "Pulled",
+            "Successfully pulled image",
+            1,
+        ))
+        .unwrap();
+        snap.set_registry_view(fixtures::IMAGE, RegistryView::Exists);
+        assert_eq!(slot(&snap), Some(PodReading::Ready));
+        let (kept, fresh) = readings(&snap);
+        assert_eq!(kept, fresh);
     }
 
     /// One change a watch or the registry lookups may bring, by index into the lists
