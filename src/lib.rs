@@ -12,6 +12,7 @@ mod fuzz;
 pub mod github;
 pub mod manifest;
 pub mod output;
+pub mod pacing;
 pub mod phases;
 pub mod pipeline;
 pub mod plan;

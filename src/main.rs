@@ -12,9 +12,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// One thread runs everything. The work is one judging loop fed by watch streams: on the
 /// 2-core runners it targets, a thread pool spent its time handing each watch event from a
 /// worker thread to the loop (a wakeup and a context switch per event) and kept a malloc
-/// arena per thread. At 2,000 pods one thread took 15% less CPU (docs/benchmark.md).
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
+/// arena per thread. At 2,000 pods one thread took 15% less CPU (docs/benchmark.md). While
+/// a deploy is judged, the thread lets watch events gather before it waits (`pacing`).
+fn main() -> ExitCode {
     let cli = deploy_action::cli::Cli::parse();
-    ExitCode::from(deploy_action::app::main(cli).await)
+    // As `#[tokio::main]` does: only a process out of threads or file descriptors fails.
+    let runtime = deploy_action::pacing::PACING
+        .runtime()
+        .expect("Failed building the Runtime");
+    ExitCode::from(runtime.block_on(deploy_action::app::main(cli)))
 }

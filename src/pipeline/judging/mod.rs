@@ -49,6 +49,8 @@ pub async fn judge(
     deleting: Option<Deleting>,
 ) -> RunOutcome {
     let (conn, config) = (ctx.conn, ctx.config);
+    // The watches' events gather between wakes until the verdicts are in.
+    let _gathering = crate::pacing::PACING.gathering();
     let target_list: Vec<Target> = targets.iter().map(|p| p.target.clone()).collect();
     let scopes = scopes::resolve(served, &target_list, config.selector_string().as_deref());
     let (tx, mut rx) = mpsc::channel(1024);
