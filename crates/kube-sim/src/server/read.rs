@@ -1,4 +1,5 @@
-//! get and list, with selectors, pagination (consistent across pages, `pages`), and the events.k8s.io view of Events.
+//! get and list, with selectors, pagination (every page at the first page's version,
+//! `pages`), and the events.k8s.io view of Events.
 
 use super::handler::Call;
 use super::pages::Continue;
