@@ -92,6 +92,17 @@ const PASSES_BEFORE_PACKING: u32 = 8;
 /// per pod before packing, 1,217 after).
 const FRESH_BYTES: usize = 4 << 20;
 
+impl Stored {
+    /// Its pod's Events or the registry views changed: its reading goes if it read them
+    /// ([`PodReading::reads_evidence`]; a ready pod's is read from the pod alone, and the
+    /// kubelet's `Pulled` arrives about when the pod becomes ready).
+    fn evidence_changed(&mut self) {
+        if self.reading.get().is_some_and(PodReading::reads_evidence) {
+            self.reading.take();
+        }
+    }
+}
+
 impl Body {
     /// The bytes of text held unpacked.
     fn fresh_len(&self) -> usize {
@@ -840,22 +851,16 @@ impl Snapshot {
         }
         self.touched.everything();
         for stored in self.objects.values_mut() {
-            if !matches!(stored.reading.get(), Some(PodReading::Ready)) {
-                stored.reading.take();
-            }
+            stored.evidence_changed();
         }
     }
 
-    /// Forgets the [`PodReading`] of the object with `uid`: its Events changed. A ready
-    /// pod's reading is kept: it is read from the pod alone (its Ready condition and its
-    /// images), and most of a pod's Events (`Pulled`, `Created`, `Started`) arrive
-    /// about when it becomes ready.
+    /// The object with `uid` has had its Events changed (see [`Stored::evidence_changed`]).
     fn forget_reading(&mut self, uid: &str) {
         if let Some(key) = self.uids.get(uid)
             && let Some(stored) = self.objects.get_mut(key)
-            && !matches!(stored.reading.get(), Some(PodReading::Ready))
         {
-            stored.reading.take();
+            stored.evidence_changed();
         }
     }
 

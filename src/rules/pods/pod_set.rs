@@ -96,6 +96,14 @@ impl PodReading {
         }
     }
 
+    /// Whether it was read from the pod's Events or the registry views too, and may
+    /// change with them: anything but [`PodReading::Ready`], which [`PodReading::of`] makes
+    /// only from a pod whose own Ready condition says so ([`pod_state_in`] reads no Event
+    /// then) and whose node has every image.
+    pub fn reads_evidence(&self) -> bool {
+        !matches!(self, PodReading::Ready)
+    }
+
     /// Phase Succeeded or Failed.
     pub fn finished(&self) -> bool {
         match self {
