@@ -9,54 +9,13 @@ use crate::rules::live::Live;
 use crate::rules::pods::pod_set::{DoomPolicy, PodReading, PodSet, pending};
 use crate::rules::snapshot::{Snapshot, or_default};
 use crate::rules::target::Target;
-use crate::rules::workloads::generation::{unobserved, unreadable};
+use crate::rules::workloads::generation::{generation_unobserved, unreadable};
+use crate::rules::workloads::rollout_views::{DeploymentView, ReplicaSetView};
 use crate::vocab::verdict::Reason;
-use k8s_openapi::api::apps::v1::{
-    DeploymentCondition, DeploymentStatus, DeploymentStrategy, ReplicaSet, ReplicaSetStatus,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::apps::v1::DeploymentCondition;
 
-const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 /// krane's allowance for clock skew between the runner and the API server.
 const CLOCK_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_secs(5);
-
-/// A Deployment as this rule reads it: k8s-openapi's metadata and status, and of its
-/// spec what the rule reads. Not the pod template: the most re-assessed rule built its
-/// containers, ports and labels on every pass and read none of them (the ReplicaSets'
-/// pods tell what runs).
-#[derive(Debug, serde::Deserialize)]
-struct DeploymentView {
-    #[serde(default)]
-    metadata: ObjectMeta,
-    spec: Option<SpecView>,
-    status: Option<DeploymentStatus>,
-}
-
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SpecView {
-    replicas: Option<i32>,
-    strategy: Option<DeploymentStrategy>,
-    progress_deadline_seconds: Option<i32>,
-}
-
-/// A ReplicaSet as this rule reads it: metadata and status, not its pod template.
-#[derive(Debug, serde::Deserialize)]
-struct ReplicaSetView {
-    #[serde(default)]
-    metadata: ObjectMeta,
-    status: Option<ReplicaSetStatus>,
-}
-
-/// Filed and looked up as the ReplicaSet it is read from.
-impl k8s_openapi::Resource for ReplicaSetView {
-    const API_VERSION: &'static str = ReplicaSet::API_VERSION;
-    const GROUP: &'static str = ReplicaSet::GROUP;
-    const KIND: &'static str = ReplicaSet::KIND;
-    const VERSION: &'static str = ReplicaSet::VERSION;
-    const URL_PATH_SEGMENT: &'static str = ReplicaSet::URL_PATH_SEGMENT;
-    type Scope = <ReplicaSet as k8s_openapi::Resource>::Scope;
-}
 
 /// Read straight from the object's text (no `Value` first): the most re-assessed rule.
 pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
@@ -66,9 +25,9 @@ pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
     };
     let spec = or_default(&dep.spec);
     let status = or_default(&dep.status);
-    if let Some(wait) = unobserved(
+    if let Some(wait) = generation_unobserved(
         "deployment controller",
-        &dep.metadata,
+        dep.metadata.generation,
         status.observed_generation,
     ) {
         return wait;
@@ -86,11 +45,11 @@ pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
         .unwrap_or_default();
     // The controller stamps the new ReplicaSet's revision on the Deployment together with
     // observedGeneration; an older maximum means the new ReplicaSet is not seen yet.
-    let expected = annotation_revision(&dep.metadata);
+    let expected = dep.metadata.revision;
     let newest = sets
         .iter()
-        .max_by_key(|rs| revision(rs))
-        .filter(|rs| revision(rs) >= expected);
+        .max_by_key(|rs| rs.metadata.revision)
+        .filter(|rs| rs.metadata.revision >= expected);
     let new_pods = newest.map(|rs| pods_of(rs, snapshot)).unwrap_or_default();
     let newest_uid = newest.and_then(|rs| rs.metadata.uid.as_deref());
     // Old pods still running hold the rollout; old pods already being deleted do not
@@ -196,19 +155,6 @@ pub fn assess(obj: &Live, target: &Target, snapshot: &Snapshot) -> Assessment {
     pending(progress, blocker)
 }
 
-/// The `deployment.kubernetes.io/revision` annotation as a number, so 10 sorts after 9.
-fn revision(rs: &ReplicaSetView) -> u64 {
-    annotation_revision(&rs.metadata)
-}
-
-fn annotation_revision(meta: &ObjectMeta) -> u64 {
-    meta.annotations
-        .as_ref()
-        .and_then(|a| a.get(REVISION_ANNOTATION))
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(0)
-}
-
 fn pods_of(rs: &ReplicaSetView, snapshot: &Snapshot) -> Vec<PodReading> {
     rs.metadata
         .uid
@@ -246,7 +192,7 @@ fn describe(mode: RequiredRollout, dep: &DeploymentView, desired: i32) -> String
 /// An Available or Progressing condition that is False for a reason other than
 /// ProgressDeadlineExceeded (which has its own handling).
 fn contradicting_condition(dep: &DeploymentView) -> Option<&DeploymentCondition> {
-    let conditions = dep.status.as_ref()?.conditions.as_ref()?;
+    let conditions = &dep.status.as_ref()?.false_conditions;
     conditions.iter().find(|c| {
         c.status == "False"
             && match c.type_.as_str() {
@@ -265,8 +211,7 @@ fn progress_deadline_exceeded<'a>(
     let c = dep
         .status
         .as_ref()?
-        .conditions
-        .as_ref()?
+        .false_conditions
         .iter()
         .find(|c| c.type_ == "Progressing")?;
     if c.status != "False" || c.reason.as_deref() != Some("ProgressDeadlineExceeded") {

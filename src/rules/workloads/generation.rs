@@ -12,7 +12,16 @@ pub fn unobserved(
     meta: &ObjectMeta,
     observed: Option<i64>,
 ) -> Option<Assessment> {
-    let generation = meta.generation?;
+    generation_unobserved(controller, meta.generation, observed)
+}
+
+/// [`unobserved`] for a rule that reads the object's `metadata.generation` itself.
+pub fn generation_unobserved(
+    controller: &str,
+    generation: Option<i64>,
+    observed: Option<i64>,
+) -> Option<Assessment> {
+    let generation = generation?;
     match observed {
         Some(o) if o >= generation => None,
         Some(o) => Some(Assessment::not_ready(format!(

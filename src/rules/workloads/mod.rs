@@ -10,4 +10,5 @@ pub mod hpa;
 pub mod job;
 pub mod pdb;
 pub mod replicaset;
+pub mod rollout_views;
 pub mod statefulset;
