@@ -6,28 +6,30 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 /// One object, as compact JSON text or (an Event, or a caller holding one) as a `Value`.
+/// The text is borrowed from the snapshot while it holds it unpacked.
 #[derive(Debug)]
-pub struct Live {
+pub struct Live<'a> {
     /// The object's text, when it came as text.
-    text: Option<String>,
+    text: Option<Cow<'a, str>>,
     /// The parsed object: given, or parsed from `text` on the first [`Live::value`].
     value: OnceCell<Value>,
 }
 
-impl Live {
+impl<'a> Live<'a> {
     /// An object from its compact JSON text.
-    pub fn text(text: String) -> Live {
+    pub fn text(text: impl Into<Cow<'a, str>>) -> Live<'a> {
         Live {
-            text: Some(text),
+            text: Some(text.into()),
             value: OnceCell::new(),
         }
     }
 
     /// An object already parsed.
-    pub fn value_of(value: Value) -> Live {
+    pub fn value_of(value: Value) -> Live<'a> {
         Live {
             text: None,
             value: OnceCell::from(value),

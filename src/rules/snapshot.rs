@@ -652,12 +652,12 @@ impl Snapshot {
 
     /// One object as [`Live`], its text left unparsed until a rule reads it (an Event,
     /// whose text leaves out what its key holds, as a `Value`).
-    pub fn live(&self, key: &ObjectKey) -> Option<Live> {
+    pub fn live(&self, key: &ObjectKey) -> Option<Live<'_>> {
         if is_event(key) {
             return self.get_raw(key).map(Live::value_of);
         }
         let stored = self.objects.get(key)?;
-        Some(Live::text(self.text_of(stored)?.into_owned()))
+        Some(Live::text(self.text_of(stored)?))
     }
 
     /// A stored object's text: borrowed while fresh, unpacked once packed; `None` if it
