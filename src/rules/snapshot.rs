@@ -506,6 +506,7 @@ impl Snapshot {
     /// chain as far as they have been seen (an owner seen later touches itself then).
     /// `contents`: whether what a Service's rule reads of the object may have changed.
     fn touch(&mut self, key: &ObjectKey, contents: bool) {
+        self.touched.root(key);
         self.touch_from(vec![(key.clone(), true)], contents);
     }
 
@@ -1533,6 +1534,35 @@ mod tests {
         snap.remove("v1", "Pod", Some("shop"), "web-7d4b9c-x2x9q");
         let touched = snap.take_touched();
         assert!(touched.affects(&web, None));
+    }
+
+    #[test]
+    fn a_service_reached_from_its_slice_is_touched_but_not_changed() {
+        let mut snap = Snapshot::new();
+        let service = json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "svc-1"},
+            "spec": {"selector": {"app": "web"}}});
+        let key = ObjectKey::new("v1", "Service", Some("shop"), "web");
+        snap.upsert(service.clone()).unwrap();
+        let arrived = snap.take_touched();
+        assert!(arrived.keys.contains(&key) && arrived.services.contains(&key));
+        // The EndpointSlice controller's slice names the Service as its owner.
+        snap.upsert(
+            json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "web-abcde", "namespace": "shop", "uid": "es-1",
+                "labels": {"kubernetes.io/service-name": "web"},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": "web",
+                    "uid": "svc-1", "controller": true}]}}),
+        )
+        .unwrap();
+        let slice = snap.take_touched();
+        assert!(slice.keys.contains(&key), "its owner is touched");
+        assert!(slice.services.is_empty(), "but it did not change");
+        // Updated, or removed, it changed.
+        snap.upsert(service).unwrap();
+        assert!(snap.take_touched().services.contains(&key));
+        snap.remove_key(key.clone());
+        assert!(snap.take_touched().services.contains(&key));
     }
 
     #[test]

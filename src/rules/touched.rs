@@ -29,6 +29,10 @@ pub struct Touched {
     /// (namespace, label, value) -> the `templates` that carry that label, so a Service
     /// looks only at the templates its selector could pick.
     labelled: HashMap<(String, String, String), Vec<usize>>,
+    /// The Services that themselves changed (arrived, were updated or removed), not only
+    /// reached from a change of their EndpointSlices or an Event: only these are indexed
+    /// again by their selectors.
+    pub(crate) services: KeySet,
     /// The namespaces of `templates`.
     pub(crate) template_namespaces: BTreeSet<String>,
     /// A cluster-scoped object (a Node, a PersistentVolume, a CRD) changed.
@@ -52,6 +56,14 @@ impl Touched {
             None => self.cluster = true,
         }
         true
+    }
+
+    /// Records that the object `key` itself changed (arrived, was updated or removed).
+    pub(crate) fn root(&mut self, key: &ObjectKey) {
+        self.key(key);
+        if (key.group(), key.kind()) == ("", "Service") {
+            self.services.insert(key.clone());
+        }
     }
 
     /// Records what a Service's rule may read of a touched object (`links`, as the
@@ -148,7 +160,7 @@ impl Touched {
     /// Records `obj` as changed, as the snapshot does when it arrives (for tests).
     pub(crate) fn changed(&mut self, obj: &Value) {
         let key = ObjectKey::of(obj).unwrap();
-        self.key(&key);
+        self.root(&key);
         self.contents(&key, &Links::of(&key, obj));
     }
 }
