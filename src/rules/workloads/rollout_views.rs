@@ -1,7 +1,7 @@
 //! What the Deployment rule reads of a Deployment and its ReplicaSets, and nothing else.
-//! It is the most re-assessed rule (about 26 times a Deployment in a rollout of 4 pods,
-//! on every change of a pod), and reading whole metadata maps, every condition and the
-//! pod template each time was about 5% of a deploy's CPU at 10,000 pods.
+//! It is the most re-assessed rule (again on every change of one of its pods), and with
+//! whole metadata maps and every condition built on each pass, reading the Deployment and
+//! its ReplicaSets was 5.3% of a deploy's profile samples at 10,000 pods.
 
 use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStrategy, ReplicaSet};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
