@@ -2,9 +2,10 @@
 //! streams that bring a few events every millisecond at thousands of pods; woken for each
 //! as it came, the process slept and woke 4,400 times a run at 2,000 pods and 22,000 at
 //! 10,000, and on the 2-core virtual machine it was measured on those context switches
-//! cost a tenth of its CPU (the runtime's park, in a profile at 10,000 pods). While a judging loop runs, the runtime's thread pauses [`GATHER`] before each
-//! wait for I/O, so that what arrives meanwhile is read, decoded and judged in one wake:
-//! 1,400 and 7,300 wakes, and 17% and 6% less CPU (docs/benchmark.md).
+//! cost a tenth of its CPU (the runtime's park, in a profile at 10,000 pods). While a
+//! judging loop runs, the runtime's thread pauses [`GATHER`] before each wait for I/O, so
+//! that what arrives meanwhile is read, decoded and judged in one wake: 1,400 and 7,300
+//! wakes, and 17% and 6% less CPU (docs/benchmark.md).
 //!
 //! Only idle time is lengthened: a thread with work never pauses, and a verdict comes at
 //! most [`GATHER`] later. Applying is never paced: each of its round trips would wait too

@@ -5,6 +5,7 @@
 //! pods that tree (a map per object, a string per key) cost more than the rules did, and a
 //! page of 500 listed pods held it ten times over.
 
+use crate::rules::borrowed::Borrowed;
 use crate::rules::head::{
     Head, HeadMeta, HeadSpec, HeadTemplate, HeadTemplateMeta, Lenient, Owners,
 };
@@ -490,7 +491,7 @@ impl<'de> Visitor<'de> for Copy<'_> {
             found.entered(self.at);
         }
         let mut first = true;
-        while let Some(key) = map.next_key_seed(Key)? {
+        while let Some(key) = map.next_key_seed(Borrowed)? {
             let owners = self.at == At::Metadata && key == "ownerReferences";
             if self.at.drops(&key, self.keep) {
                 match self.found.as_deref_mut() {
@@ -633,37 +634,6 @@ impl Visitor<'_> for Text<'_> {
     fn visit_str<E>(self, v: &str) -> Result<(), E> {
         self.0.push_str(v);
         Ok(())
-    }
-}
-
-/// A map key, borrowed from the input when it has no escapes.
-struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Cow<'de, str>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string key")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v))
     }
 }
 

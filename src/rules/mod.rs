@@ -7,6 +7,7 @@ pub mod affected;
 pub mod annotations;
 pub mod assess;
 pub mod assessment;
+pub(crate) mod borrowed;
 pub mod custom;
 pub mod error;
 pub(crate) mod event_store;

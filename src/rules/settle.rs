@@ -12,9 +12,9 @@ use crate::rules::live::Live;
 use crate::rules::pods::pod_state::finished;
 use crate::rules::snapshot::{Snapshot, typed};
 use crate::rules::target::Target;
+use crate::rules::workloads::rollout_views::ReplicaSetView;
 use crate::vocab::outcome::ContainerRef;
 use crate::vocab::verdict::Reason;
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -130,9 +130,9 @@ pub(crate) fn newest_replica_set_pods(obj: &Value, snapshot: &Snapshot) -> Vec<P
     uid(obj)
         .and_then(|uid| {
             snapshot
-                .children::<ReplicaSet>(uid)
+                .children::<ReplicaSetView>(uid)
                 .into_iter()
-                .max_by_key(revision)
+                .max_by_key(|rs| rs.metadata.revision)
         })
         .and_then(|rs| rs.metadata.uid)
         .map(|rs| snapshot.children::<Pod>(&rs))
@@ -154,15 +154,6 @@ pub(crate) fn update_revision_pods(obj: &Value, snapshot: &Snapshot) -> Vec<Pod>
                     == update
         })
         .collect()
-}
-
-fn revision(rs: &ReplicaSet) -> u64 {
-    rs.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get("deployment.kubernetes.io/revision"))
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(0)
 }
 
 fn statuses(pod: &Pod) -> impl Iterator<Item = &ContainerStatus> {

@@ -506,7 +506,6 @@ impl Snapshot {
     /// chain as far as they have been seen (an owner seen later touches itself then).
     /// `contents`: whether what a Service's rule reads of the object may have changed.
     fn touch(&mut self, key: &ObjectKey, contents: bool) {
-        self.touched.root(key);
         self.touch_from(vec![(key.clone(), true)], contents);
     }
 
@@ -521,7 +520,11 @@ impl Snapshot {
     fn touch_from(&mut self, mut next: Vec<(ObjectKey, bool)>, contents: bool) {
         while let Some((key, root)) = next.pop() {
             // The root's chain is walked every time: its owners may have just changed.
-            let new = self.touched.key(&key);
+            let new = if root {
+                self.touched.root(&key)
+            } else {
+                self.touched.key(&key)
+            };
             if !root && !new {
                 continue;
             }

@@ -58,12 +58,13 @@ impl Touched {
         true
     }
 
-    /// Records that the object `key` itself changed (arrived, was updated or removed).
-    pub(crate) fn root(&mut self, key: &ObjectKey) {
-        self.key(key);
+    /// Records that the object `key` itself changed (arrived, was updated or removed);
+    /// as [`Touched::key`], whether it was not touched before.
+    pub(crate) fn root(&mut self, key: &ObjectKey) -> bool {
         if (key.group(), key.kind()) == ("", "Service") {
             self.services.insert(key.clone());
         }
+        self.key(key)
     }
 
     /// Records what a Service's rule may read of a touched object (`links`, as the
